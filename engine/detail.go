@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/lodge-mail/lodge/data"
+)
+
+// Detail is the parsed address and how it was judged: the "detail" object
+// of an addr_check result. Strings are in normalised (upper case) form;
+// types are printed as G-NAF prints them (street type in full, flat, level
+// and suffix types as codes). Empty fields are omitted.
+type Detail struct {
+	Recipients   []string    `json:"recipients,omitempty"`
+	CareOf       string      `json:"care_of,omitempty"`
+	Building     string      `json:"building,omitempty"`
+	FlatType     string      `json:"flat_type,omitempty"`
+	FlatNumber   string      `json:"flat_number,omitempty"`
+	LevelType    string      `json:"level_type,omitempty"`
+	LevelNumber  string      `json:"level_number,omitempty"`
+	Lot          string      `json:"lot,omitempty"`
+	NumberFirst  string      `json:"number_first,omitempty"`
+	NumberLast   string      `json:"number_last,omitempty"`
+	StreetName   string      `json:"street_name,omitempty"`
+	StreetType   string      `json:"street_type,omitempty"`
+	StreetSuffix string      `json:"street_suffix,omitempty"`
+	PostalType   string      `json:"postal_type,omitempty"`
+	PostalNumber string      `json:"postal_number,omitempty"`
+	Locality     string      `json:"locality,omitempty"`
+	State        string      `json:"state,omitempty"`
+	Postcode     string      `json:"postcode,omitempty"`
+	Country      string      `json:"country,omitempty"`
+	Granularity  Granularity `json:"granularity,omitempty"`
+	ReferenceID  string      `json:"reference_id,omitempty"`
+	Suggestion   []string    `json:"suggestion,omitempty"`
+	Faults       []string    `json:"faults,omitempty"`
+}
+
+// detail reads every component of the parsed address into a Detail.
+func (e *Engine) detail(s *scratch, p *parse) *Detail {
+	d := &Detail{}
+	if p.stateTok >= 0 {
+		d.State = p.state.String()
+	}
+	if p.pcTok >= 0 {
+		d.Postcode = string(s.word(p.pcTok))
+	}
+	if p.locTok[0] >= 0 {
+		var b strings.Builder
+		for k := p.locTok[0]; k <= p.locTok[1]; k++ {
+			if s.toks[k].tail {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.Write(s.word(k))
+		}
+		d.Locality = b.String()
+	}
+	above := p.tailStart
+	if p.delivery >= 0 {
+		lo, hi := int(s.ctok[p.delivery][0]), int(s.ctok[p.delivery][1])
+		if p.streetSplit >= 0 {
+			hi = p.streetSplit
+		}
+		if p.deliveryK == deliveryPostal {
+			s.readPostal(d, lo, hi)
+		} else {
+			s.readStreet(d, lo, hi)
+		}
+		above = p.delivery
+	}
+	for c := 0; c < above; c++ {
+		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+		line := string(s.comp(c))
+		switch {
+		case c == above-1 && s.readUnitLine(d, lo, hi):
+		case isCareOf(line):
+			d.CareOf = line
+		default:
+			d.Recipients = append(d.Recipients, line)
+		}
+	}
+	return d
+}
+
+// isCareOf reports whether a line names who the mail is in the care of.
+func isCareOf(line string) bool {
+	for _, p := range []string{"C/-", "C/O ", "CARE OF ", "ATTN ", "ATTENTION ", "C/O"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// readPostal reads "PO BOX 123" (and "RMB 45 SMITH RD").
+func (s *scratch) readPostal(d *Detail, lo, hi int) {
+	for w := min(voc.postal.maxWords, hi-lo); w >= 1; w-- {
+		if idx, ok := voc.postal.lookup(s.phrase(lo, lo+w-1)); ok {
+			d.PostalType = data.PostalDeliveryTypes[idx].Full
+			lo += w
+			break
+		}
+	}
+	if lo < hi && isNumberish(s.word(lo)) {
+		d.PostalNumber = strings.TrimPrefix(string(s.word(lo)), "#")
+		lo++
+	}
+	if lo < hi {
+		s.readStreet(d, lo, hi)
+	}
+}
+
+// readUnitLine reads a line holding only flat and level ("UNIT 20",
+// "LEVEL 3", "SUITE 2 LEVEL 5"); it reports false, changing nothing, when
+// the line holds anything else.
+func (s *scratch) readUnitLine(d *Detail, lo, hi int) bool {
+	var t Detail
+	k := s.readUnitPrefix(&t, lo, hi)
+	if k != hi || k == lo {
+		return false
+	}
+	if t.FlatType != "" {
+		d.FlatType, d.FlatNumber = t.FlatType, t.FlatNumber
+	}
+	if t.LevelType != "" {
+		d.LevelType, d.LevelNumber = t.LevelType, t.LevelNumber
+	}
+	if t.Lot != "" {
+		d.Lot = t.Lot
+	}
+	return true
+}
+
+// readUnitPrefix reads flat, level and lot designators from token lo on and
+// returns the index of the first token it did not use.
+func (s *scratch) readUnitPrefix(d *Detail, lo, hi int) int {
+	k := lo
+	for k < hi {
+		w := s.word(k)
+		if string(w) == "LOT" && k+1 < hi && isNumberish(s.word(k+1)) {
+			d.Lot = string(s.word(k + 1))
+			k += 2
+			continue
+		}
+		if w[0] == '#' && len(w) > 1 {
+			d.FlatType, d.FlatNumber = "UNIT", string(w[1:])
+			k++
+			continue
+		}
+		if n, idx, ok := s.lookupAt(&voc.flatTypes, k, hi); ok {
+			if k+n < hi && isNumberish(s.word(k+n)) {
+				d.FlatType, d.FlatNumber = data.FlatTypes[idx].Abbr, strings.TrimPrefix(string(s.word(k+n)), "#")
+				k += n + 1
+				continue
+			}
+		}
+		if n, idx, ok := s.lookupAt(&voc.levelTypes, k, hi); ok {
+			code := data.LevelTypes[idx].Abbr
+			if k+n < hi && isNumberish(s.word(k+n)) && !(k+n+1 < hi && isNumberish(s.word(k+n+1)) && code == "G") {
+				d.LevelType, d.LevelNumber = code, string(s.word(k+n))
+				k += n + 1
+				continue
+			}
+			if code == "G" || code == "LG" || code == "UG" || code == "B" || code == "M" || code == "RT" || code == "PTHS" {
+				d.LevelType = code
+				k += n
+				continue
+			}
+		}
+		// glued forms: U20, L3, APT5
+		if j := firstDigit(w); j > 0 && j < len(w) {
+			if idx, ok := voc.flatTypes.lookup(w[:j]); ok {
+				d.FlatType, d.FlatNumber = data.FlatTypes[idx].Abbr, string(w[j:])
+				k++
+				continue
+			}
+			if idx, ok := voc.levelTypes.lookup(w[:j]); ok {
+				d.LevelType, d.LevelNumber = data.LevelTypes[idx].Abbr, string(w[j:])
+				k++
+				continue
+			}
+		}
+		break
+	}
+	return k
+}
+
+func firstDigit(b []byte) int {
+	for i, c := range b {
+		if c >= '0' && c <= '9' {
+			return i
+		}
+	}
+	return -1
+}
+
+// lookupAt finds the longest phrase of ph starting at token k.
+func (s *scratch) lookupAt(ph *phrases, k, hi int) (int, uint16, bool) {
+	for w := min(ph.maxWords, hi-k); w >= 1; w-- {
+		if int(s.toks[k+w-1].comp) != int(s.toks[k].comp) {
+			continue
+		}
+		if idx, ok := ph.lookup(s.phrase(k, k+w-1)); ok {
+			return w, idx, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readStreet reads "[unit] [number] NAME [TYPE] [SUFFIX]".
+func (s *scratch) readStreet(d *Detail, lo, hi int) {
+	k := s.readUnitPrefix(d, lo, hi)
+	if k < hi && isNumberish(s.word(k)) && k+1 < hi {
+		num := string(s.word(k))
+		if i := strings.IndexByte(num, '/'); i > 0 {
+			// 3/72: flat 3 at number 72
+			if d.FlatType == "" {
+				d.FlatType = "UNIT"
+			}
+			d.FlatNumber, num = num[:i], num[i+1:]
+		}
+		if i := strings.IndexByte(num, '-'); i > 0 {
+			d.NumberFirst, d.NumberLast = num[:i], num[i+1:]
+		} else {
+			d.NumberFirst = num
+		}
+		k++
+		// "UNIT 1-19 25 SMITH ST": a second number is the street number
+		if k < hi && isNumberish(s.word(k)) && k+1 < hi && d.FlatType == "" {
+			d.FlatType, d.FlatNumber = "UNIT", num
+			d.NumberFirst, d.NumberLast = string(s.word(k)), ""
+			k++
+		}
+	}
+	if k >= hi {
+		return
+	}
+	// The street type is the last type word with a name before it; at most
+	// one suffix follows it.
+	typ := -1
+	for j := hi - 1; j > k && j >= hi-3; j-- {
+		if _, ok := voc.streetTypes.lookup(s.word(j)); ok {
+			typ = j
+			break
+		}
+	}
+	end := hi
+	if typ >= 0 {
+		idx, _ := voc.streetTypes.lookup(s.word(typ))
+		d.StreetType = data.StreetTypes[idx].Full
+		if typ+1 < hi {
+			if n, si, ok := s.lookupAt(&voc.streetSuffix, typ+1, hi); ok && typ+1+n == hi {
+				d.StreetSuffix = data.StreetSuffixes[si].Abbr
+			} else {
+				typ = -1 // words after the type: not a type after all
+				d.StreetType = ""
+			}
+		}
+		if typ >= 0 {
+			end = typ
+		}
+	}
+	if end > k {
+		d.StreetName = string(s.buf[s.toks[k].start:s.toks[end-1].end])
+	}
+}

@@ -1,0 +1,549 @@
+// Package engine parses, normalises and judges Australian postal addresses.
+//
+// An Engine gives each address one of four verdicts (see
+// ../shared/docs/address-check.md): matched, unmatched, invalid or
+// international, with the ISO 3166-1 alpha-3 code of the nation and, for
+// invalid addresses, a message saying what is wrong. It judges against a
+// Reference: compact in-memory tables that package index builds from the
+// reference sources. The engine does no I/O.
+//
+// Promises:
+//   - Check never panics and runs in time linear in its input; inputs of any
+//     size, shape or encoding get a verdict.
+//   - Case, spacing, punctuation, diacritics, dash and apostrophe variants and
+//     the usual abbreviations never change a verdict: verdicts are computed
+//     from the normalised form only.
+//   - No allocation on the hot path beyond the result (its message).
+//   - Nothing of the caller's input is retained: cached verdicts are keyed by
+//     a hash of the normalised address and hold only strings the engine made.
+//   - An Engine is safe for concurrent use.
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Status is a verdict.
+type Status uint8
+
+const (
+	StatusInvalid Status = iota + 1
+	StatusUnmatched
+	StatusMatched
+	StatusInternational
+)
+
+var statusNames = [...]string{"", "invalid", "unmatched", "matched", "international"}
+
+// String returns the verdict as the wire format spells it.
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return ""
+}
+
+// Statuses lists every verdict in a stable order.
+var Statuses = []Status{StatusMatched, StatusUnmatched, StatusInvalid, StatusInternational}
+
+// Result is the verdict on one address.
+type Result struct {
+	Status  Status
+	Nation  string  // ISO 3166-1 alpha-3; "AUS" for domestic addresses, "" when unknown
+	Message string  // what is wrong, for invalid addresses
+	Detail  *Detail // only when asked for
+}
+
+// Granularity is how deep an address was confirmed.
+type Granularity string
+
+const (
+	GranularityPremise  Granularity = "premise"
+	GranularityStreet   Granularity = "street"
+	GranularityLocality Granularity = "locality"
+	GranularityPostal   Granularity = "postal"
+)
+
+// Fault codes explain why an address is not matched.
+const (
+	FaultComponentCount   = "COMPONENT_COUNT"
+	FaultComponentLength  = "COMPONENT_TOO_LONG"
+	FaultBadEncoding      = "BAD_ENCODING"
+	FaultControlChars     = "CONTROL_CHARACTERS"
+	FaultNoPostcode       = "NO_POSTCODE"
+	FaultPostcodeFormat   = "POSTCODE_FORMAT"
+	FaultNoState          = "NO_STATE"
+	FaultPostcodeState    = "POSTCODE_NOT_IN_STATE"
+	FaultNoLocality       = "NO_LOCALITY"
+	FaultNoDeliveryLine   = "NO_STREET_OR_POSTAL_LINE"
+	FaultLocalityUnknown  = "LOCALITY_NOT_FOUND"
+	FaultLocalityPostcode = "LOCALITY_POSTCODE_MISMATCH"
+	FaultLocalityState    = "LOCALITY_STATE_MISMATCH"
+	FaultLocalitySpelling = "LOCALITY_MISSPELT"
+	FaultBoxPostcode      = "POSTCODE_FOR_BOXES_ONLY"
+	FaultAmbiguous        = "AMBIGUOUS"
+	FaultTrailingText     = "TEXT_AFTER_POSTCODE"
+)
+
+// Config tunes an Engine. The zero value is the documented default.
+type Config struct {
+	// CacheEntries is how many verdicts the cache holds: 0 means 1,000,000;
+	// a negative value turns the cache off.
+	CacheEntries int64
+}
+
+// Engine judges addresses. It is safe for concurrent use.
+type Engine struct {
+	ref   *Reference
+	cache *verdictCache
+}
+
+// New returns an Engine judging against ref.
+func New(ref *Reference, cfg Config) (*Engine, error) {
+	if ref == nil {
+		return nil, fmt.Errorf("engine: nil reference")
+	}
+	e := &Engine{ref: ref}
+	if cfg.CacheEntries >= 0 {
+		n := cfg.CacheEntries
+		if n == 0 {
+			n = 1_000_000
+		}
+		c, err := newVerdictCache(n)
+		if err != nil {
+			return nil, err
+		}
+		e.cache = c
+	}
+	return e, nil
+}
+
+// Close releases the cache.
+func (e *Engine) Close() {
+	if e.cache != nil {
+		e.cache.close()
+	}
+}
+
+// Reference returns the reference e judges against.
+func (e *Engine) Reference() *Reference { return e.ref }
+
+// CacheStats returns cache hits and misses so far (zero without a cache).
+func (e *Engine) CacheStats() (hits, misses uint64) {
+	if e.cache == nil {
+		return 0, 0
+	}
+	return e.cache.stats()
+}
+
+// SplitLines splits an address given as one string into its components:
+// on newlines ("\r\n" too) when it has any, else on commas. It appends to
+// dst and returns it; the components alias s.
+func SplitLines(dst []string, s string) []string {
+	sep := byte(',')
+	if strings.IndexByte(s, '\n') >= 0 {
+		sep = '\n'
+	}
+	for {
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			return append(dst, strings.TrimSuffix(s, "\r"))
+		}
+		dst = append(dst, strings.TrimSuffix(s[:i], "\r"))
+		s = s[i+1:]
+	}
+}
+
+// CheckString judges an address written as one string (see SplitLines).
+func (e *Engine) CheckString(addr string, detail bool) Result {
+	var arr [MaxComponents + 2]string
+	return e.Check(SplitLines(arr[:0], addr), detail)
+}
+
+// Check judges an address given as its components (lines).
+func (e *Engine) Check(lines []string, detail bool) Result {
+	s := getScratch()
+	defer putScratch(s)
+	n, r, ok := s.load(lines)
+	if !ok {
+		if detail {
+			r.Detail = &Detail{Faults: []string{faultOf(r)}}
+		}
+		return r
+	}
+	if !detail && e.cache != nil {
+		if r, ok := e.cache.get(s.buf); ok {
+			return r
+		}
+	}
+	r = e.judge(s, n, detail)
+	if !detail && e.cache != nil {
+		e.cache.set(s.buf, r)
+	}
+	return r
+}
+
+// faultOf gives the fault code behind a load failure's result.
+func faultOf(r Result) string {
+	switch {
+	case strings.HasPrefix(r.Message, "an address needs"):
+		return FaultComponentCount
+	case strings.Contains(r.Message, "longer than"):
+		return FaultComponentLength
+	case strings.Contains(r.Message, "UTF-8"):
+		return FaultBadEncoding
+	default:
+		return FaultControlChars
+	}
+}
+
+// load trims and counts the components and normalises them into s.buf,
+// each followed by '\n'. It reports an invalid verdict when the count, a
+// length, the encoding or a control character is wrong.
+func (s *scratch) load(lines []string) (int, Result, bool) {
+	s.buf = s.buf[:0]
+	n := 0
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		n++
+		if n > MaxComponents {
+			continue // keep counting for the message
+		}
+		start := len(s.buf)
+		var issue normIssue
+		s.buf, issue = normalise(s.buf, l)
+		switch issue {
+		case normTooLong:
+			return 0, invalid(fmt.Sprintf("line %d is longer than %d characters", n, MaxComponentRunes)), false
+		case normBadUTF8:
+			return 0, invalid(fmt.Sprintf("line %d is not valid UTF-8 text", n)), false
+		case normControl:
+			return 0, invalid(fmt.Sprintf("line %d contains control characters", n)), false
+		}
+		s.comps[n-1] = span{uint16(start), uint16(len(s.buf))}
+		s.buf = append(s.buf, '\n')
+	}
+	if n < MinComponents || n > MaxComponents {
+		return 0, invalid(fmt.Sprintf("an address needs %d to %d lines, this one has %d", MinComponents, MaxComponents, n)), false
+	}
+	return n, Result{}, true
+}
+
+func invalid(msg string) Result {
+	return Result{Status: StatusInvalid, Nation: "AUS", Message: msg}
+}
+
+// judge computes the verdict of the loaded address.
+func (e *Engine) judge(s *scratch, n int, detail bool) Result {
+	ref := e.ref
+	p := &s.p
+	*p = parse{n: n}
+	s.tokenise(n)
+
+	// A last line naming Australia is dropped; one naming another country
+	// makes the address international unless the lines above it already
+	// end in an Australian state and postcode (DENMARK, WA 6333 order aside).
+	last := s.comp(n - 1)
+	s.key = canonicalLocalityBytes(s.key[:0], last)
+	if ref.australia[string(s.key)] {
+		p.n--
+	} else if ci, ok := ref.countryKey[string(s.key)]; ok {
+		q := parse{n: n - 1}
+		s.parseTail(&q)
+		s.clearTail()
+		if q.stateTok < 0 || q.pcTok < 0 || !q.pcOK || ref.stateCodes[q.postcode]&(1<<q.state) == 0 {
+			return e.international(ref.countries[ci].Alpha3, s, detail)
+		}
+		if _, terr := ref.territory[string(s.key)]; terr {
+			p.n-- // "CHRISTMAS ISLAND" under "WA 6798": the territory is domestic
+		}
+	}
+	s.parseTail(p)
+
+	if p.stateTok < 0 && p.pcTok >= 0 && p.pcOK {
+		if e.isNewZealand(s, p) {
+			return e.international("NZL", s, detail)
+		}
+	}
+	e.resolveTerritory(s, p)
+	if msg, fault := e.checkForm(s, p); msg != "" {
+		r := invalid(msg)
+		if detail {
+			r.Detail = e.detail(s, p)
+			r.Detail.Faults = append(r.Detail.Faults, fault)
+		}
+		return r
+	}
+	return e.matchLocality(s, p, detail)
+}
+
+// resolveTerritory handles an external territory written on its own line
+// between locality and state ("HOME ISLAND" / "COCOS (KEELING) ISLANDS" /
+// "WA 6799"): when the territory line is not itself a locality there and
+// the line above it is, the line above is the locality.
+func (e *Engine) resolveTerritory(s *scratch, p *parse) {
+	if p.tailStart < 1 || p.locTok[0] < 0 || p.stateTok < 0 || !p.pcOK {
+		return
+	}
+	key := s.localityKey(p)
+	if _, terr := e.ref.territory[string(key)]; !terr || e.ref.has(key, p.state, p.postcode) {
+		return
+	}
+	c := p.tailStart - 1
+	s.key = canonicalLocalityBytes(s.key[:0], s.comp(c))
+	if _, ok := e.ref.find(s.key, p.state, p.postcode); ok {
+		p.territory, p.locWhole, p.tailStart = int(s.toks[p.locTok[0]].comp), c, c
+		p.locTok = [2]int{int(s.ctok[c][0]), int(s.ctok[c][1]) - 1}
+	}
+}
+
+// clearTail forgets the tail marks a trial parse left on the tokens.
+func (s *scratch) clearTail() {
+	for i := range s.toks {
+		s.toks[i].tail = false
+	}
+}
+
+func (e *Engine) international(alpha3 string, s *scratch, detail bool) Result {
+	r := Result{Status: StatusInternational, Nation: alpha3}
+	if detail {
+		r.Detail = &Detail{Country: alpha3}
+		for c := 0; c < s.p.n && c < MaxComponents; c++ {
+			r.Detail.Recipients = append(r.Detail.Recipients, string(s.comp(c)))
+		}
+	}
+	return r
+}
+
+// isNewZealand reports whether an address without an Australian state has
+// a New Zealand postcode with one of its place names in the tail lines.
+func (e *Engine) isNewZealand(s *scratch, p *parse) bool {
+	names := e.ref.nzByPC[p.postcode]
+	if len(names) == 0 {
+		return false
+	}
+	// the leftover words of the postcode line, and each whole line above it
+	has := func(b []byte) bool {
+		for _, n := range names {
+			if n == string(b) {
+				return true
+			}
+		}
+		return false
+	}
+	if has(s.localityKey(p)) {
+		return true
+	}
+	pcComp := int(s.toks[p.pcTok].comp)
+	for c := pcComp - 1; c >= 0 && c >= pcComp-2; c-- {
+		s.key = canonicalLocalityBytes(s.key[:0], s.comp(c))
+		if has(s.key) {
+			return true
+		}
+	}
+	return false
+}
+
+// statesOf lists the states accepting postcode pc, as "VIC" or "NSW or ACT".
+func (e *Engine) statesOf(pc uint16) string {
+	var b strings.Builder
+	bits := e.ref.stateCodes[pc]
+	k := 0
+	for i := 0; i < 16; i++ {
+		if bits&(1<<i) == 0 || State(i).String() == "JBT" {
+			continue
+		}
+		if k > 0 {
+			b.WriteString(" or ")
+		}
+		b.WriteString(State(i).String())
+		k++
+	}
+	return b.String()
+}
+
+// checkForm finds what is wrong as written, whatever the reference says:
+// postcode, state and the lines a deliverable address needs.
+func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
+	if p.n > 0 {
+		// a line after a complete tail that is not a country
+		if p.tailStart < p.n && p.pcTok >= 0 && p.stateTok >= 0 {
+			lastTail := max(int(s.toks[p.pcTok].comp), int(s.toks[p.stateTok].comp))
+			if lastTail < p.n-1 && p.locWhole < 0 && p.locTok[0] >= 0 && int(s.toks[p.locTok[0]].comp) <= lastTail &&
+				int(s.toks[p.locTok[1]].comp) > lastTail {
+				return fmt.Sprintf("unexpected text after the postcode: %q is not a country lodge knows", s.comp(p.n-1)), FaultTrailingText
+			}
+		}
+	}
+	if p.pcTok < 0 {
+		if p.stateTok < 0 {
+			return "no state and postcode in the last lines", FaultNoPostcode
+		}
+		return "no postcode: an Australian address ends with its state and 4-digit postcode", FaultNoPostcode
+	}
+	pcw := s.word(p.pcTok)
+	if !p.pcOK {
+		msg := fmt.Sprintf("postcode %s is not 4 digits", pcw)
+		if len(pcw) == 3 {
+			if pc, ok := ParsePostcode("0" + string(pcw)); ok && e.ref.stateCodes[pc] != 0 {
+				msg += fmt.Sprintf("; did you mean 0%s?", pcw)
+			}
+		}
+		return msg, FaultPostcodeFormat
+	}
+	if p.stateTok < 0 {
+		if sts := e.statesOf(p.postcode); sts != "" {
+			return fmt.Sprintf("no state: postcode %s is in %s", pcw, sts), FaultNoState
+		}
+		return "no state", FaultNoState
+	}
+	if e.ref.stateCodes[p.postcode]&(1<<p.state) == 0 {
+		if sts := e.statesOf(p.postcode); sts != "" {
+			return fmt.Sprintf("postcode %s is in %s, not %s", pcw, sts, p.state), FaultPostcodeState
+		}
+		return fmt.Sprintf("postcode %s is not an Australian postcode", pcw), FaultPostcodeState
+	}
+	if p.locTok[0] < 0 || len(s.localityKey(p)) == 0 {
+		return "no locality (suburb or town) before the state and postcode", FaultNoLocality
+	}
+	if !e.findDelivery(s, p) {
+		return "no street or postal delivery line above the locality", FaultNoDeliveryLine
+	}
+	return "", ""
+}
+
+// findDelivery finds the street or postal delivery line: the nearest line
+// above the locality that reads as one, or the front of the locality line
+// when a client wrote street and locality on one line.
+func (e *Engine) findDelivery(s *scratch, p *parse) bool {
+	p.delivery = -1
+	lo := p.locTok[0]
+	if p.locWhole < 0 && lo >= 0 {
+		// "10 JONES ST SMITHVILLE NSW 2987": split where a known locality starts
+		hi := p.locTok[1]
+		c := int(s.toks[lo].comp)
+		if isNumberish(s.word(lo)) || s.classifyLine(lo, hi+1) != deliveryNone {
+			split := -1
+			for k := lo + 1; k <= hi; k++ {
+				s.key = s.key[:0]
+				for j := k; j <= hi; j++ {
+					if s.toks[j].tail {
+						continue
+					}
+					if len(s.key) > 0 {
+						s.key = append(s.key, ' ')
+					}
+					s.key = canonicalLocalityBytes(s.key, s.word(j))
+				}
+				if e.ref.has(s.key, p.state, p.postcode) {
+					split = k
+					break
+				}
+			}
+			if split < 0 {
+				// no known locality: split after the last street type
+				for k := hi - 1; k > lo; k-- {
+					if _, ok := voc.streetTypes.lookup(s.word(k)); ok {
+						split = k + 1
+						break
+					}
+				}
+			}
+			if split > lo && s.classifyLine(lo, split) != deliveryNone {
+				p.streetSplit = split
+				p.delivery = c
+				p.deliveryK = s.classifyLine(lo, split)
+				p.locTok[0] = split
+				return true
+			}
+		}
+	}
+	for c := p.tailStart - 1; c >= 0; c-- {
+		if k := s.classifyLine(int(s.ctok[c][0]), int(s.ctok[c][1])); k != deliveryNone {
+			p.delivery, p.deliveryK = c, k
+			return true
+		}
+	}
+	return false
+}
+
+// has reports whether the reference holds the locality key in state st
+// with postcode pc.
+func (r *Reference) has(key []byte, st State, pc uint16) bool {
+	for _, id := range r.byKey[string(key)] {
+		l := &r.localities[id]
+		if l.Postcode == pc && l.State == st {
+			return true
+		}
+	}
+	return false
+}
+
+// find returns the id of the locality key in state st with postcode pc.
+// The Jervis Bay Territory code accepts the pairing under any state.
+func (r *Reference) find(key []byte, st State, pc uint16) (uint32, bool) {
+	jbt := st.String() == "JBT"
+	for _, id := range r.byKey[string(key)] {
+		l := &r.localities[id]
+		if l.Postcode == pc && (l.State == st || jbt) {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// matchLocality confirms the locality, state and postcode against the
+// reference, or explains the mismatch with a suggestion.
+func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
+	ref := e.ref
+	key := s.localityKey(p)
+	id, ok := ref.find(key, p.state, p.postcode)
+	if ok {
+		l := &ref.localities[id]
+		if p.deliveryK == deliveryStreet && ref.boxOnly(l.Postcode) {
+			r := Result{Status: StatusUnmatched, Nation: "AUS"}
+			if detail {
+				r.Detail = e.detail(s, p)
+				r.Detail.Faults = append(r.Detail.Faults, FaultBoxPostcode)
+				e.suggest(s, p, r.Detail)
+			}
+			return r
+		}
+		r := Result{Status: StatusMatched, Nation: "AUS"}
+		if detail {
+			r.Detail = e.detail(s, p)
+			r.Detail.Granularity = GranularityLocality
+			if p.deliveryK == deliveryPostal {
+				r.Detail.Granularity = GranularityPostal
+			}
+			r.Detail.ReferenceID = l.PID
+			r.Detail.Locality = l.Name
+		}
+		return r
+	}
+	r := Result{Status: StatusUnmatched, Nation: "AUS"}
+	if detail {
+		r.Detail = e.detail(s, p)
+		e.suggest(s, p, r.Detail)
+	}
+	return r
+}
+
+// boxOnly reports whether the reference knows postcode pc only as a PO box
+// or large volume receiver postcode: G-NAF is loaded and has no address in it.
+func (r *Reference) boxOnly(pc uint16) bool {
+	return r.gnafPostcodes && r.pcAddresses[pc] == 0
+}
+
+func itoa4(pc uint16) string {
+	s := strconv.Itoa(int(pc))
+	for len(s) < 4 {
+		s = "0" + s
+	}
+	return s
+}

@@ -1,0 +1,326 @@
+package engine
+
+import (
+	"strings"
+	"sync"
+)
+
+// MaxComponents and MinComponents bound the lines of one address.
+const (
+	MinComponents = 3
+	MaxComponents = 6
+)
+
+// span is a half-open byte range into scratch.buf.
+type span struct{ start, end uint16 }
+
+// token is one space-separated word of a normalised component.
+type token struct {
+	start, end uint16
+	comp       uint8
+	tail       bool // consumed as state or postcode
+}
+
+// scratch is the per-call working memory of a check. It is pooled so that
+// the hot path allocates nothing; nothing in it outlives the call.
+type scratch struct {
+	buf   []byte // normalised components joined by '\n': also the cache key
+	comps [MaxComponents]span
+	ctok  [MaxComponents][2]uint16 // token index range of each component
+	toks  []token
+	key   []byte // canonical locality key
+	lines [MaxComponents + 2]string
+	p     parse
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{buf: make([]byte, 0, 512), toks: make([]token, 0, 64), key: make([]byte, 0, 64)}
+}}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(s *scratch) {
+	if cap(s.buf) > 64<<10 || cap(s.toks) > 4096 {
+		return // let an oversized buffer go rather than pin it
+	}
+	s.lines = [MaxComponents + 2]string{}
+	scratchPool.Put(s)
+}
+
+func (s *scratch) word(i int) []byte { t := s.toks[i]; return s.buf[t.start:t.end] }
+
+func (s *scratch) comp(c int) []byte { sp := s.comps[c]; return s.buf[sp.start:sp.end] }
+
+// phrase returns the bytes of tokens i..j inclusive; they must be in one
+// component, where tokens are separated by single spaces.
+func (s *scratch) phrase(i, j int) []byte { return s.buf[s.toks[i].start:s.toks[j].end] }
+
+// tokenise splits every component into tokens.
+func (s *scratch) tokenise(n int) {
+	s.toks = s.toks[:0]
+	for c := 0; c < n; c++ {
+		sp := s.comps[c]
+		first := len(s.toks)
+		i := int(sp.start)
+		for i < int(sp.end) {
+			j := i
+			for j < int(sp.end) && s.buf[j] != ' ' {
+				j++
+			}
+			s.toks = append(s.toks, token{start: uint16(i), end: uint16(j), comp: uint8(c)})
+			i = j + 1
+		}
+		s.ctok[c] = [2]uint16{uint16(first), uint16(len(s.toks))}
+	}
+}
+
+// deliveryKind classifies the line that carries the delivery point.
+type deliveryKind uint8
+
+const (
+	deliveryNone deliveryKind = iota
+	deliveryStreet
+	deliveryPostal
+)
+
+// parse is the structural reading of an address: where its tail (locality,
+// state, postcode) and its delivery line are.
+type parse struct {
+	n           int // components
+	state       State
+	stateTok    int // first token of the state phrase, -1 when none
+	pcTok       int // postcode token, -1 when none
+	postcode    uint16
+	pcOK        bool // 4 digits
+	tailStart   int  // first component of the tail (locality included)
+	locTok      [2]int
+	locWhole    int // component holding the whole locality, -1 when the locality is tokens of a tail line
+	territory   int // component naming an external territory above a locality, -1
+	delivery    int // component of the delivery line, -1 when none
+	deliveryK   deliveryKind
+	streetSplit int // tokens [ctok[c][0], streetSplit) of the locality line are a street, -1 when not split
+}
+
+// isDigits reports whether b is all ASCII digits.
+func isDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// findState finds the last state phrase among tokens [lo,hi) that sits at
+// an edge of its component or beside a postcode-like token, returning its
+// first and last token.
+func (s *scratch) findState(lo, hi int) (State, int, int) {
+	for j := hi - 1; j >= lo; j-- {
+		for w := voc.states.maxWords; w >= 1; w-- {
+			i := j - w + 1
+			if i < lo {
+				continue
+			}
+			idx, ok := voc.states.lookup(s.phrase(i, j))
+			if !ok {
+				continue
+			}
+			atEdge := i == lo || j == hi-1
+			beside := (j+1 < hi && isDigits(s.word(j+1))) || (i > lo && isDigits(s.word(i-1)))
+			if !atEdge && !beside {
+				continue
+			}
+			// "VICTORIA ST" is a street, not a state.
+			if j+1 < hi {
+				if _, st := voc.streetTypes.lookup(s.word(j + 1)); st {
+					continue
+				}
+			}
+			return State(idx), i, j
+		}
+	}
+	return NoState, -1, -1
+}
+
+// findPostcode finds a postcode-like token (all digits) among tokens
+// [lo,hi): alone, last, next to the state, or first when the state ends the
+// component.
+func (s *scratch) findPostcode(lo, hi, stFirst, stLast int) int {
+	for j := hi - 1; j >= lo; j-- {
+		if s.toks[j].tail || !isDigits(s.word(j)) {
+			continue
+		}
+		if hi-lo == 1 || j == hi-1 || (stFirst >= 0 && (j == stLast+1 || j == stFirst-1)) ||
+			(j == lo && stLast == hi-1) {
+			return j
+		}
+	}
+	return -1
+}
+
+// parseTail finds the state, postcode and locality among the last
+// components (at most three), however the client split or ordered them.
+func (s *scratch) parseTail(p *parse) {
+	n := p.n
+	p.state, p.stateTok, p.pcTok = NoState, -1, -1
+	p.tailStart, p.locWhole, p.territory, p.streetSplit = n, -1, -1, -1
+	p.locTok = [2]int{-1, -1}
+	stLast := -1
+	for c := n - 1; c >= 0 && c >= n-3; c-- {
+		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+		foundHere := false
+		if p.stateTok < 0 {
+			if st, i, j := s.findState(lo, hi); i >= 0 {
+				p.state, p.stateTok, stLast = st, i, j
+				for k := i; k <= j; k++ {
+					s.toks[k].tail = true
+				}
+				foundHere = true
+			}
+		}
+		if p.pcTok < 0 {
+			sf, sl := -1, -1
+			if p.stateTok >= lo && p.stateTok < hi {
+				sf, sl = p.stateTok, stLast
+			}
+			if j := s.findPostcode(lo, hi, sf, sl); j >= 0 {
+				p.pcTok = j
+				s.toks[j].tail = true
+				foundHere = true
+			}
+		}
+		if !foundHere && c < n-1 {
+			break // a line with neither ends the tail
+		}
+		p.tailStart = c
+		if p.stateTok >= 0 && p.pcTok >= 0 {
+			break
+		}
+	}
+	if p.pcTok >= 0 {
+		w := s.word(p.pcTok)
+		p.pcOK = len(w) == 4
+		if p.pcOK {
+			p.postcode, _ = ParsePostcode(string(w))
+		}
+	}
+	if p.tailStart == n {
+		return
+	}
+	// Leftover words of the tail lines are the locality.
+	first, last := -1, -1
+	for k := int(s.ctok[p.tailStart][0]); k < int(s.ctok[n-1][1]); k++ {
+		if !s.toks[k].tail {
+			if first < 0 {
+				first = k
+			}
+			last = k
+		}
+	}
+	if first >= 0 {
+		p.locTok = [2]int{first, last}
+		return
+	}
+	if p.tailStart > 0 {
+		p.tailStart--
+		p.locWhole = p.tailStart
+		c := p.tailStart
+		p.locTok = [2]int{int(s.ctok[c][0]), int(s.ctok[c][1]) - 1}
+	}
+}
+
+// localityKey writes the canonical key of the locality tokens to s.key.
+func (s *scratch) localityKey(p *parse) []byte {
+	s.key = s.key[:0]
+	if p.locTok[0] < 0 {
+		return s.key
+	}
+	for k := p.locTok[0]; k <= p.locTok[1]; k++ {
+		if s.toks[k].tail {
+			continue
+		}
+		if len(s.key) > 0 {
+			s.key = append(s.key, ' ')
+		}
+		s.key = canonicalLocalityBytes(s.key, s.word(k))
+	}
+	return s.key
+}
+
+// isNumberish reports whether a token starts like a street number: a digit,
+// or one letter followed by a digit ("A12"), or '#'.
+func isNumberish(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] >= '0' && b[0] <= '9' {
+		return true
+	}
+	return len(b) > 1 && (b[0] == '#' || (b[0] >= 'A' && b[0] <= 'Z' && b[1] >= '0' && b[1] <= '9'))
+}
+
+func hasLetter(b []byte) bool {
+	for _, c := range b {
+		if (c >= 'A' && c <= 'Z') || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// classifyLine says whether tokens [lo,hi) read as a postal delivery line
+// or a street line.
+func (s *scratch) classifyLine(lo, hi int) deliveryKind {
+	if hi <= lo {
+		return deliveryNone
+	}
+	// postal: a delivery type phrase at the start, a number after it unless
+	// the type needs none (CARE PO)
+	for w := min(voc.postal.maxWords, hi-lo); w >= 1; w-- {
+		if idx, ok := voc.postal.lookup(s.phrase(lo, lo+w-1)); ok {
+			if lo+w < hi && isNumberish(s.word(lo+w)) {
+				return deliveryPostal
+			}
+			if lo+w == hi && postalNeedsNoNumber(idx) {
+				return deliveryPostal
+			}
+		}
+	}
+	// street: a number followed by a word, LOT n, or a name then a type
+	for k := lo; k < hi; k++ {
+		w := s.word(k)
+		if isNumberish(w) && k+1 < hi && hasLetter(s.word(k+1)) && !s.isUnitWord(k+1) {
+			// "UNIT 5" alone is not a street; "5 SMITH ST" is
+			if k == lo || !s.isUnitWord(k-1) || k+2 < hi {
+				return deliveryStreet
+			}
+		}
+	}
+	for k := lo + 1; k < hi; k++ {
+		if _, ok := voc.streetTypes.lookup(s.word(k)); ok && hasLetter(s.word(k-1)) {
+			if k == hi-1 || k == hi-2 {
+				return deliveryStreet
+			}
+		}
+	}
+	return deliveryNone
+}
+
+// isUnitWord reports whether token k is a flat or level type word.
+func (s *scratch) isUnitWord(k int) bool {
+	w := s.word(k)
+	if _, ok := voc.flatTypes.lookup(w); ok {
+		return true
+	}
+	_, ok := voc.levelTypes.lookup(w)
+	return ok
+}
+
+// postalNeedsNoNumber reports whether the postal delivery type may stand
+// without a number (CARE PO, poste restante style).
+func postalNeedsNoNumber(idx uint16) bool {
+	return strings.HasPrefix(postalFull(idx), "CARE")
+}

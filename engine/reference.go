@@ -1,0 +1,390 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lodge-mail/lodge/data"
+)
+
+// State is an index into data.States.
+type State uint8
+
+// NoState is the State of an address that names none.
+const NoState State = 0xff
+
+// StateAbbr returns the abbreviation of s ("NSW"), or "" for NoState.
+func (s State) String() string {
+	if int(s) < len(data.States) {
+		return data.States[s].Abbr
+	}
+	return ""
+}
+
+// stateByAbbr finds a state by abbreviation ("NSW", "OT").
+func stateByAbbr(abbr string) State {
+	for i := range data.States {
+		if data.States[i].Abbr == abbr {
+			return State(i)
+		}
+	}
+	return NoState
+}
+
+// Source is a bit set of the reference sources that gave a fact.
+type Source uint8
+
+const (
+	SourceGNAF     Source = 1 << iota // G-NAF locality list or a G-NAF release
+	SourceGeoNames                    // GeoNames postal codes
+)
+
+func (s Source) String() string {
+	var parts []string
+	if s&SourceGNAF != 0 {
+		parts = append(parts, "gnaf")
+	}
+	if s&SourceGeoNames != 0 {
+		parts = append(parts, "geonames")
+	}
+	return strings.Join(parts, ",")
+}
+
+// Locality is one (locality, state, postcode) triple of the reference.
+type Locality struct {
+	Name     string // as printed, upper case: "ST KILDA"
+	Key      string // canonical lookup key (CanonicalLocality of Name)
+	State    State
+	Postcode uint16
+	Count    uint32 // G-NAF addresses: ranks candidates
+	Sources  Source
+	// BoxOnly is set for names that exist only as PO box or large volume
+	// receiver delivery points ("BRISBANE GPO BOXES", "SYDNEY" 2001).
+	BoxOnly  bool
+	Lat, Lon float32
+	PID      string // G-NAF locality PID when known
+}
+
+// Country is a country lodge recognises on an address's last line.
+type Country struct {
+	Alpha3 string
+	Name   string
+	Names  []string // every name it was added with
+}
+
+// Reference is the compact in-memory form of the reference index: what the
+// engine judges addresses against. It is immutable once built and safe for
+// concurrent use.
+type Reference struct {
+	localities []Locality
+	byKey      map[string][]uint32 // canonical locality name → localities
+	byPostcode [10000][]uint32     // postcode → its localities
+	// stateCodes[pc] has bit s set when state s accepts postcode pc: the
+	// state's allocated ranges plus every pairing a source gives.
+	stateCodes [10000]uint16
+	countries  []Country
+	countryKey map[string]uint16   // normalised name → countries index
+	nzByPC     map[uint16][]string // New Zealand postcode → canonical place and region names
+	australia  map[string]bool     // normalised names of Australia ("AUSTRALIA", "AUS", "AU")
+	territory  map[string]int      // normalised external territory name → data.ExternalTerritories index
+	// Corrector finds fuzzy candidates; nil uses the built-in scan.
+	corrector Corrector
+	facts     Facts
+	// gnafPostcodes is set when G-NAF's postcode counts are loaded; then
+	// pcHasAddresses tells delivery postcodes from box-only ones.
+	gnafPostcodes bool
+	pcAddresses   [10000]int32
+}
+
+// Facts describes a reference for logs and metrics.
+type Facts struct {
+	Localities int
+	Postcodes  int
+	Countries  int
+	NZPlaces   int
+}
+
+// Facts returns counts describing r.
+func (r *Reference) Facts() Facts { return r.facts }
+
+// Localities returns the reference's localities; callers must not modify it.
+func (r *Reference) Localities() []Locality { return r.localities }
+
+// Locality returns the locality with the given id.
+func (r *Reference) Locality(id uint32) *Locality { return &r.localities[id] }
+
+// PostcodeAddresses returns G-NAF's address count for postcode pc, and
+// whether G-NAF postcode counts are loaded at all.
+func (r *Reference) PostcodeAddresses(pc uint16) (int, bool) {
+	if pc >= 10000 || !r.gnafPostcodes || r.pcAddresses[pc] == 0 {
+		return 0, false
+	}
+	return int(r.pcAddresses[pc]), true
+}
+
+// LocalitiesIn returns the ids of the localities with postcode pc.
+func (r *Reference) LocalitiesIn(pc uint16) []uint32 {
+	if pc >= 10000 {
+		return nil
+	}
+	return r.byPostcode[pc]
+}
+
+// NZPlaces returns the New Zealand place names by postcode.
+func (r *Reference) NZPlaces() map[uint16][]string { return r.nzByPC }
+
+// Countries returns the countries known, Australia included.
+func (r *Reference) Countries() []Country { return r.countries }
+
+// Corrector suggests localities for names that match none. Implementations
+// are off the hot path: they run only for unmatched addresses.
+type Corrector interface {
+	// Similar returns ids of localities whose canonical names are close to
+	// key (a canonical locality name), best first, at most limit of them.
+	Similar(key string, limit int) []uint32
+}
+
+// SetCorrector installs c as the fuzzy candidate source. Call before use.
+func (r *Reference) SetCorrector(c Corrector) { r.corrector = c }
+
+// ReferenceBuilder assembles a Reference. It is not safe for concurrent use.
+type ReferenceBuilder struct {
+	r    *Reference
+	seen map[string]uint32 // key|state|postcode → id
+	nz   map[uint16]map[string]bool
+}
+
+// NewReferenceBuilder returns an empty builder.
+func NewReferenceBuilder() *ReferenceBuilder {
+	r := &Reference{
+		byKey:      map[string][]uint32{},
+		countryKey: map[string]uint16{},
+		australia:  map[string]bool{},
+		territory:  map[string]int{},
+		nzByPC:     map[uint16][]string{},
+	}
+	for i := range data.States {
+		st := &data.States[i]
+		for _, rg := range st.Ranges {
+			for pc := rg[0]; pc <= rg[1] && pc < 10000; pc++ {
+				r.stateCodes[pc] |= 1 << i
+			}
+		}
+	}
+	for i, t := range data.ExternalTerritories {
+		for _, n := range append([]string{t.Name}, t.Aliases...) {
+			r.territory[CanonicalLocality(n)] = i
+		}
+	}
+	return &ReferenceBuilder{r: r, seen: map[string]uint32{}, nz: map[uint16]map[string]bool{}}
+}
+
+// ParsePostcode parses a 4-digit postcode.
+func ParsePostcode(s string) (uint16, bool) {
+	if len(s) != 4 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < 4; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return uint16(n), true
+}
+
+// AddLocality adds or merges a locality. A triple given by several sources is
+// kept once with the union of its sources, the largest count and the first
+// coordinates and PID given. It returns the locality's id.
+func (b *ReferenceBuilder) AddLocality(l Locality) (uint32, error) {
+	if int(l.State) >= len(data.States) {
+		return 0, fmt.Errorf("locality %q: unknown state %d", l.Name, l.State)
+	}
+	if l.Postcode >= 10000 {
+		return 0, fmt.Errorf("locality %q: postcode %d out of range", l.Name, l.Postcode)
+	}
+	key := CanonicalLocality(l.Name)
+	if key == "" {
+		return 0, fmt.Errorf("locality %q: empty name", l.Name)
+	}
+	l.Name = displayName(l.Name)
+	l.Key = key
+	sk := fmt.Sprintf("%s|%d|%d", key, l.State, l.Postcode)
+	if id, ok := b.seen[sk]; ok {
+		m := &b.r.localities[id]
+		m.Sources |= l.Sources
+		if l.Count > m.Count {
+			m.Count = l.Count
+		}
+		if !l.BoxOnly {
+			m.BoxOnly = false
+		}
+		if m.PID == "" {
+			m.PID = l.PID
+		}
+		if m.Lat == 0 && m.Lon == 0 {
+			m.Lat, m.Lon = l.Lat, l.Lon
+		}
+		// A G-NAF spelling wins over others.
+		if l.Sources&SourceGNAF != 0 {
+			m.Name = l.Name
+		}
+		return id, nil
+	}
+	id := uint32(len(b.r.localities))
+	b.r.localities = append(b.r.localities, l)
+	b.seen[sk] = id
+	b.r.byKey[key] = append(b.r.byKey[key], id)
+	b.r.byPostcode[l.Postcode] = append(b.r.byPostcode[l.Postcode], id)
+	b.r.stateCodes[l.Postcode] |= 1 << l.State
+	return id, nil
+}
+
+// AddPostcodeAddresses records that G-NAF holds count street addresses
+// with postcode pc. Once any postcode is recorded, a street address with a
+// postcode G-NAF has no addresses for is not matched: such postcodes serve
+// PO boxes and large volume receivers only.
+func (b *ReferenceBuilder) AddPostcodeAddresses(pc uint16, count int) {
+	if pc >= 10000 {
+		return
+	}
+	b.r.gnafPostcodes = true
+	if count > 0 {
+		b.r.pcAddresses[pc] += int32(min(count, 1<<30))
+	}
+}
+
+// AddNZPlace records a New Zealand postcode with a place (suburb) or region
+// name, so that New Zealand addresses written without a country line are
+// recognised.
+func (b *ReferenceBuilder) AddNZPlace(postcode uint16, name string) {
+	key := CanonicalLocality(name)
+	if key == "" || postcode >= 10000 {
+		return
+	}
+	m := b.nz[postcode]
+	if m == nil {
+		m = map[string]bool{}
+		b.nz[postcode] = m
+	}
+	m[key] = true
+}
+
+// AddCountry adds a country with all its names. Names of Australia itself
+// ("AUS" included) mark a last line that is dropped before a domestic check.
+func (b *ReferenceBuilder) AddCountry(alpha3, name string, names []string) {
+	r := b.r
+	alpha3 = strings.ToUpper(alpha3)
+	all := append([]string{name}, names...)
+	idx := uint16(len(r.countries))
+	r.countries = append(r.countries, Country{Alpha3: alpha3, Name: name, Names: all})
+	if alpha3 == "AUS" {
+		for _, n := range append(all, alpha3) {
+			if k := canonicalCountry(n); k != "" {
+				r.australia[k] = true
+			}
+		}
+		return
+	}
+	for _, n := range append(names, name, alpha3) {
+		k := canonicalCountry(n)
+		if k == "" {
+			continue
+		}
+		if _, dup := r.countryKey[k]; !dup {
+			r.countryKey[k] = idx
+		}
+	}
+}
+
+// Build returns the finished Reference. The builder must not be used after.
+func (b *ReferenceBuilder) Build() *Reference {
+	r := b.r
+	for _, n := range []string{"AUSTRALIA", "AUS", "AU"} {
+		r.australia[canonicalCountry(n)] = true
+	}
+	for k, ids := range r.byKey {
+		// most addresses first: candidates are ranked by G-NAF counts
+		sort.SliceStable(ids, func(i, j int) bool { return r.localities[ids[i]].Count > r.localities[ids[j]].Count })
+		r.byKey[k] = ids
+	}
+	places := 0
+	for pc, m := range b.nz {
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		r.nzByPC[pc] = names
+		places += len(names)
+	}
+	pcs := 0
+	for pc := range r.byPostcode {
+		if len(r.byPostcode[pc]) > 0 {
+			pcs++
+		}
+	}
+	r.facts = Facts{Localities: len(r.localities), Postcodes: pcs, Countries: len(r.countries), NZPlaces: places}
+	b.r = nil
+	return r
+}
+
+// CanonicalLocality returns the key a locality name is looked up by: the
+// normalised name with hyphens as spaces, SAINT as ST, MOUNT as MT, NTH and
+// STH as NORTH and SOUTH. Names as the reference prints them and as people
+// write them map to one key.
+func CanonicalLocality(name string) string {
+	buf, issue := normalise(make([]byte, 0, len(name)), strings.TrimSpace(name))
+	if issue != normOK {
+		return ""
+	}
+	return string(canonicalLocalityBytes(nil, buf))
+}
+
+// canonicalLocalityBytes appends the canonical key of the normalised name
+// n to dst.
+func canonicalLocalityBytes(dst, n []byte) []byte {
+	start := len(dst)
+	for i := 0; i < len(n); {
+		j := i
+		for j < len(n) && n[j] != ' ' && n[j] != '-' && n[j] != '/' {
+			j++
+		}
+		word := n[i:j]
+		if len(word) > 0 {
+			if len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			switch string(word) {
+			case "SAINT":
+				dst = append(dst, "ST"...)
+			case "MOUNT":
+				dst = append(dst, "MT"...)
+			case "NTH":
+				dst = append(dst, "NORTH"...)
+			case "STH":
+				dst = append(dst, "SOUTH"...)
+			default:
+				dst = append(dst, word...)
+			}
+		}
+		i = j + 1
+	}
+	return dst
+}
+
+func canonicalCountry(name string) string {
+	buf, issue := normalise(nil, strings.TrimSpace(name))
+	if issue != normOK {
+		return ""
+	}
+	return string(canonicalLocalityBytes(nil, buf))
+}
+
+// displayName returns the upper-case printed form of a reference name,
+// with its apostrophes and hyphens ("O'CONNOR", "KUR-RING-GAI").
+func displayName(name string) string {
+	return strings.Join(strings.Fields(strings.ToUpper(name)), " ")
+}

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/lodge-mail/lodge/data"
+)
+
+// phrases maps the normalised spellings of one vocabulary to the index of
+// their term. Lookups take a normalised byte slice: Go's map lookup with
+// string(b) does not allocate.
+type phrases struct {
+	m        map[string]uint16
+	maxWords int
+}
+
+func newPhrases(terms []data.Term) phrases {
+	p := phrases{m: map[string]uint16{}}
+	for i, t := range terms {
+		for _, s := range t.Spellings() {
+			p.add(s, uint16(i))
+		}
+	}
+	return p
+}
+
+func (p *phrases) add(spelling string, idx uint16) {
+	buf, issue := normalise(nil, strings.TrimSpace(spelling))
+	if issue != normOK || len(buf) == 0 {
+		return
+	}
+	k := string(buf)
+	if _, dup := p.m[k]; dup {
+		return
+	}
+	p.m[k] = idx
+	if w := strings.Count(k, " ") + 1; w > p.maxWords {
+		p.maxWords = w
+	}
+}
+
+func (p *phrases) lookup(b []byte) (uint16, bool) {
+	i, ok := p.m[string(b)]
+	return i, ok
+}
+
+// vocab holds the lookup tables built once from package data.
+type vocab struct {
+	streetTypes  phrases
+	streetSuffix phrases
+	flatTypes    phrases
+	levelTypes   phrases
+	postal       phrases
+	states       phrases // index into data.States
+	ordinalLevel map[string]bool
+}
+
+var voc = buildVocab()
+
+func buildVocab() *vocab {
+	v := &vocab{
+		streetTypes:  newPhrases(data.StreetTypes),
+		streetSuffix: newPhrases(data.StreetSuffixes),
+		flatTypes:    newPhrases(data.FlatTypes),
+		levelTypes:   newPhrases(data.LevelTypes),
+		postal:       newPhrases(data.PostalDeliveryTypes),
+		states:       phrases{m: map[string]uint16{}},
+	}
+	for i, s := range data.States {
+		v.states.add(s.Abbr, uint16(i))
+		v.states.add(s.Name, uint16(i))
+		for _, a := range s.Aliases {
+			v.states.add(a, uint16(i))
+		}
+	}
+	// Flat shorthands people write that are not G-NAF spellings.
+	if u, ok := v.flatTypes.lookup([]byte("UNIT")); ok {
+		for _, s := range []string{"U", "UNIT NO", "UNIT NUMBER", "#"} {
+			v.flatTypes.add(s, u)
+		}
+	}
+	return v
+}
+
+func postalFull(idx uint16) string { return data.PostalDeliveryTypes[idx].Full }
