@@ -239,29 +239,29 @@ func (s *scratch) readStreet(d *Detail, lo, hi int) {
 		return
 	}
 	// The street type is the last type word with a name before it; at most
-	// one suffix follows it.
-	typ := -1
-	for j := hi - 1; j > k && j >= hi-3; j-- {
-		if _, ok := voc.streetTypes.lookup(s.word(j)); ok {
-			typ = j
-			break
+	// one suffix follows it. "SMITH STREET NORTH": NORTH is a suffix here,
+	// though G-NAF also knows NORTH as a street type.
+	end := hi
+	typ, suffix := -1, -1
+	if hi-k >= 3 {
+		if n, si, ok := s.lookupAt(&voc.streetSuffix, hi-1, hi); ok && n == 1 {
+			if _, isType := voc.streetTypes.lookup(s.word(hi - 2)); isType {
+				typ, suffix = hi-2, int(si)
+			}
 		}
 	}
-	end := hi
+	if typ < 0 && hi-k >= 2 {
+		if _, isType := voc.streetTypes.lookup(s.word(hi - 1)); isType {
+			typ = hi - 1
+		}
+	}
 	if typ >= 0 {
 		idx, _ := voc.streetTypes.lookup(s.word(typ))
 		d.StreetType = data.StreetTypes[idx].Full
-		if typ+1 < hi {
-			if n, si, ok := s.lookupAt(&voc.streetSuffix, typ+1, hi); ok && typ+1+n == hi {
-				d.StreetSuffix = data.StreetSuffixes[si].Abbr
-			} else {
-				typ = -1 // words after the type: not a type after all
-				d.StreetType = ""
-			}
+		if suffix >= 0 {
+			d.StreetSuffix = data.StreetSuffixes[suffix].Abbr
 		}
-		if typ >= 0 {
-			end = typ
-		}
+		end = typ
 	}
 	if end > k {
 		d.StreetName = string(s.buf[s.toks[k].start:s.toks[end-1].end])

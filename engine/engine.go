@@ -206,17 +206,20 @@ func (s *scratch) load(lines []string) (int, Result, bool) {
 	s.buf = s.buf[:0]
 	n := 0
 	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if l == "" {
+		if n >= MaxComponents {
+			// keep counting for the message, without normalising
+			if strings.TrimSpace(l) != "" {
+				n++
+			}
 			continue
-		}
-		n++
-		if n > MaxComponents {
-			continue // keep counting for the message
 		}
 		start := len(s.buf)
 		var issue normIssue
 		s.buf, issue = normalise(s.buf, l)
+		if issue == normOK && len(s.buf) == start {
+			continue // blank: white space or punctuation only
+		}
+		n++
 		switch issue {
 		case normTooLong:
 			return 0, invalid(fmt.Sprintf("line %d is longer than %d characters", n, MaxComponentRunes)), false
@@ -422,12 +425,22 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 // when a client wrote street and locality on one line.
 func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 	p.delivery = -1
+	above := -1
+	for c := p.tailStart - 1; c >= 0; c-- {
+		if k := s.classifyLine(int(s.ctok[c][0]), int(s.ctok[c][1])); k != deliveryNone {
+			above = c
+			p.deliveryK = k
+			break
+		}
+	}
 	lo := p.locTok[0]
-	if p.locWhole < 0 && lo >= 0 {
-		// "10 JONES ST SMITHVILLE NSW 2987": split where a known locality starts
+	if p.locWhole < 0 && lo >= 0 && !e.ref.has(s.localityKey(p), p.state, p.postcode) {
+		// "10 JONES ST SMITHVILLE NSW 2987": split where a known locality
+		// starts, or after the street type when the line starts with a number
 		hi := p.locTok[1]
 		c := int(s.toks[lo].comp)
-		if isNumberish(s.word(lo)) || s.classifyLine(lo, hi+1) != deliveryNone {
+		numbered := isNumberish(s.word(lo))
+		if numbered || (above < 0 && s.classifyLine(lo, hi+1) != deliveryNone) {
 			split := -1
 			for k := lo + 1; k <= hi; k++ {
 				s.key = s.key[:0]
@@ -445,7 +458,7 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 					break
 				}
 			}
-			if split < 0 {
+			if split < 0 && numbered {
 				// no known locality: split after the last street type
 				for k := hi - 1; k > lo; k-- {
 					if _, ok := voc.streetTypes.lookup(s.word(k)); ok {
@@ -463,13 +476,8 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 			}
 		}
 	}
-	for c := p.tailStart - 1; c >= 0; c-- {
-		if k := s.classifyLine(int(s.ctok[c][0]), int(s.ctok[c][1])); k != deliveryNone {
-			p.delivery, p.deliveryK = c, k
-			return true
-		}
-	}
-	return false
+	p.delivery = above
+	return above >= 0
 }
 
 // has reports whether the reference holds the locality key in state st

@@ -49,12 +49,12 @@ var latinFold = [...]string{
 // no leading or trailing space. normalise(normalise(x)) == normalise(x).
 //
 // It reports a component longer than MaxComponentRunes, invalid UTF-8 and
-// control characters (a tab counts as a space). The caller trims s first:
-// the length limit counts every character of s. On an issue dst is returned
+// control characters (a tab counts as a space). The length limit counts
+// the characters between the first and last that are not white space. On an issue dst is returned
 // with whatever was appended: the caller discards it.
 func normalise(dst []byte, s string) ([]byte, normIssue) {
 	start := len(dst)
-	runes := 0
+	runes := 0 // characters from the first non-space one on
 	pendingSpace := false
 	flushSpace := func() {
 		if pendingSpace {
@@ -85,8 +85,15 @@ func normalise(dst []byte, s string) ([]byte, normIssue) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++
+			if c == ' ' || c == '\t' {
+				if runes > 0 {
+					runes++
+				}
+				emit(' ')
+				continue
+			}
 			runes++
-			if runes > MaxComponentRunes {
+			if runes > MaxComponentRunes && !allSpace(s[i-1:]) {
 				return dst, normTooLong
 			}
 			switch {
@@ -112,8 +119,18 @@ func normalise(dst []byte, s string) ([]byte, normIssue) {
 			return dst, normBadUTF8
 		}
 		i += size
+		if r >= 0x80 && r < 0xa0 {
+			return dst, normControl // C1 controls, NEL among them
+		}
+		if unicode.IsSpace(r) {
+			if runes > 0 {
+				runes++
+			}
+			emit(' ')
+			continue
+		}
 		runes++
-		if runes > MaxComponentRunes {
+		if runes > MaxComponentRunes && !allSpace(s[i-size:]) {
 			return dst, normTooLong
 		}
 		switch {
@@ -157,4 +174,15 @@ func normalise(dst []byte, s string) ([]byte, normIssue) {
 		}
 	}
 	return dst, normOK
+}
+
+// allSpace reports whether s holds only white space from here on: spaces at
+// the end of a line do not count towards its length.
+func allSpace(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,118 @@
+package engine_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/testref"
+)
+
+func mix(tb testing.TB, n int) [][]string {
+	tb.Helper()
+	m, err := testref.Mix(n, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkCheckNoCache: verdicts in process, cache off, realistic mix.
+// Reported as addresses/s (one op = one address).
+func BenchmarkCheckNoCache(b *testing.B) {
+	e := newEngine(b, false)
+	addrs := mix(b, 100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Check(addrs[i%len(addrs)], false)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+}
+
+// BenchmarkCheckRepeats: cache on, 90% of addresses seen before.
+func BenchmarkCheckRepeats(b *testing.B) {
+	e := newEngine(b, true)
+	addrs := mix(b, 100_000)
+	hot := addrs[:10_000]
+	for _, a := range hot {
+		e.Check(a, false)
+	}
+	rng := rand.New(rand.NewPCG(2, 3))
+	order := make([][]string, 1<<16)
+	for i := range order {
+		if rng.IntN(10) == 0 {
+			order[i] = addrs[10_000+rng.IntN(90_000)]
+		} else {
+			order[i] = hot[rng.IntN(len(hot))]
+		}
+	}
+	for _, a := range order { // warm: ristretto admits on the second sight
+		e.Check(a, false)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Check(order[i&(len(order)-1)], false)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+}
+
+// BenchmarkCheckParallel: cache off, every core.
+func BenchmarkCheckParallel(b *testing.B) {
+	e := newEngine(b, false)
+	addrs := mix(b, 100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := rand.IntN(len(addrs))
+		for pb.Next() {
+			e.Check(addrs[i%len(addrs)], false)
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+}
+
+// waitCached waits until the engine's cache answers for lines: ristretto
+// admits new entries asynchronously.
+func waitCached(e *engine.Engine, lines []string) {
+	for i := 0; i < 200; i++ {
+		h, _ := e.CacheStats()
+		e.Check(lines, false)
+		if h2, _ := e.CacheStats(); h2 > h {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestHotPathAllocations: judging a matched, unmatched or international
+// address allocates nothing; an invalid one allocates only its message.
+func TestHotPathAllocations(t *testing.T) {
+	e := newEngine(t, false)
+	ec := newEngine(t, true)
+	f := func(maxAllocs float64, lines ...string) {
+		t.Helper()
+		for _, eng := range []*engine.Engine{e, ec} {
+			eng.Check(lines, false)
+			waitCached(eng, lines)
+			if n := testing.AllocsPerRun(200, func() { eng.Check(lines, false) }); n > maxAllocs {
+				t.Errorf("%q: %.1f allocations per check, want at most %.0f", lines, n, maxAllocs)
+			}
+		}
+	}
+	f(0, "Joe Blogs", "10 Jones St", "Melbourne VIC 3000")
+	f(0, "Joe Blogs", "Unit 5", "3/72 Charles St", "St Kilda", "VIC 3182")
+	f(0, "Joe Blogs", "PO Box 12", "Melbourne VIC 3000")
+	f(0, "Joe Blogs", "10 Jones St", "Smithville NSW 2987")
+	f(0, "Joe Blogs", "10 Jones St", "Melborne VIC 3000")
+	f(0, "10 Downing St", "London SW1A 2AA", "United Kingdom")
+	f(0, "Jo", "1 Queen St", "Blockhouse Bay", "Auckland 0600")
+	if n := testing.AllocsPerRun(200, func() { e.CheckString("Joe Blogs, 10 Jones St, Melbourne VIC 3000", false) }); n > 0 {
+		t.Errorf("CheckString: %.1f allocations", n)
+	}
+	// invalid: the message (and the formatting behind it)
+	f(4, "Joe Blogs", "10 Jones St", "Melbourne NSW 3000")
+}
