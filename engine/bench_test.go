@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,10 @@ func BenchmarkCheckRepeats(b *testing.B) {
 			order[i] = hot[rng.IntN(len(hot))]
 		}
 	}
+	// lay the stream out in order, as a decoded request body is
+	for i, a := range order {
+		order[i] = cloneLines(a)
+	}
 	for _, a := range order { // warm: ristretto admits on the second sight
 		e.Check(a, false)
 	}
@@ -57,6 +62,14 @@ func BenchmarkCheckRepeats(b *testing.B) {
 		e.Check(order[i&(len(order)-1)], false)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+}
+
+func cloneLines(a []string) []string {
+	c := make([]string, len(a))
+	for i, l := range a {
+		c[i] = strings.Clone(l)
+	}
+	return c
 }
 
 // BenchmarkCheckParallel: cache off, every core.

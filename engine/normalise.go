@@ -39,6 +39,20 @@ var latinFold = [...]string{
 	"U", "U", "U", "U", "W", "W", "Y", "Y", "Y", "Z", "Z", "Z", "Z", "Z", "Z", "S",
 }
 
+// asciiKeep maps the ASCII bytes kept as they are (or upper-cased) to their
+// output byte; 0 for every other byte.
+var asciiKeep = func() (t [256]byte) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = byte(c)
+		t[c-'A'+'a'] = byte(c)
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c)
+	}
+	t['&'], t['#'] = '&', '#'
+	return t
+}()
+
 // normalise appends the canonical form of one address component to dst.
 //
 // The canonical form is what verdicts are computed from, so everything that
@@ -50,8 +64,9 @@ var latinFold = [...]string{
 //
 // It reports a component longer than MaxComponentRunes, invalid UTF-8 and
 // control characters (a tab counts as a space). The length limit counts
-// the characters between the first and last that are not white space. On an issue dst is returned
-// with whatever was appended: the caller discards it.
+// the characters between the first and last that are not white space. On
+// an issue dst is returned with whatever was appended: the caller discards
+// it.
 func normalise(dst []byte, s string) ([]byte, normIssue) {
 	start := len(dst)
 	runes := 0 // characters from the first non-space one on
@@ -83,6 +98,22 @@ func normalise(dst []byte, s string) ([]byte, normIssue) {
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
+		// fast path: letters, digits, '&' and '#', the bulk of any address
+		if m := asciiKeep[c]; m != 0 {
+			runes++
+			if runes > MaxComponentRunes {
+				return dst, normTooLong
+			}
+			if pendingSpace {
+				if last := dst[len(dst)-1]; last != '-' && last != '/' {
+					dst = append(dst, ' ')
+				}
+				pendingSpace = false
+			}
+			dst = append(dst, m)
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
 			i++
 			if c == ' ' || c == '\t' {
