@@ -1,0 +1,28 @@
+// Package rpc implements lodge's JSON-RPC 2.0 interface: the addr_check
+// method (and rpc.discover) over request bodies, independent of transport.
+//
+// The contract is ../shared/spec/mail-upload-address-check.md section 4.5
+// with ../shared/docs/address-check.md: params hold exactly one of address
+// or addresses; each address is an array of strings or a string; each
+// result echoes the submitted address byte for byte, in the form it came
+// in, because the echo is copied from the request body rather than
+// re-encoded.
+//
+// Promises:
+//   - Every standard error code: -32700 parse error (malformed JSON, nesting
+//     deeper than Config.MaxDepth), -32600 invalid request, -32601 method not
+//     found, -32602 invalid params (including more than Config.MaxAddresses
+//     addresses in one call), -32603 internal error (a recovered panic).
+//   - Batches (arrays of requests) get an array of responses in request
+//     order; notifications (requests without an id) get none; a body of only
+//     notifications gets an empty response.
+//   - The id is echoed exactly as sent (up to Config.MaxIDBytes bytes).
+//   - Decoding walks the body with segmentio/encoding's tokenizer after a
+//     validity check; strings are unescaped into pooled buffers, responses
+//     are appended to the caller's buffer: a request allocates nothing on
+//     the hot path beyond what the engine returns.
+//   - Nothing of the body is kept after Handle returns, so a transport may
+//     reuse the body's memory at once (fasthttp's RequestCtx rule).
+//
+// A Server is safe for concurrent use.
+package rpc

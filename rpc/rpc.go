@@ -1,0 +1,442 @@
+package rpc
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/engine"
+)
+
+// Standard JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Config holds the limits of the interface. The zero value means the
+// documented defaults.
+type Config struct {
+	// MaxAddresses is the most addresses one call may carry (default
+	// 10,000); more is error -32602.
+	MaxAddresses int
+	// MaxBatch is the most requests one batch may hold (default 1,000);
+	// more is error -32600.
+	MaxBatch int
+	// MaxDepth is the deepest JSON nesting accepted (default 32); deeper is
+	// error -32700.
+	MaxDepth int
+	// MaxIDBytes is the longest id accepted, in bytes of JSON (default 256);
+	// longer is error -32600.
+	MaxIDBytes int
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxAddresses <= 0 {
+		c.MaxAddresses = 10_000
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 1_000
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = 32
+	}
+	if c.MaxIDBytes <= 0 {
+		c.MaxIDBytes = 256
+	}
+	return c
+}
+
+// Method is a JSON-RPC method other than addr_check that a transport adds
+// (the upload interface's status queries). It appends the JSON result to
+// dst, or returns an error code and message.
+type Method func(dst []byte, params []byte, p Principal) (out []byte, code int, msg string)
+
+// Principal is who makes a call, as the transport authenticated it.
+type Principal struct {
+	Account string
+	User    string
+}
+
+// Server answers JSON-RPC request bodies.
+type Server struct {
+	eng     *engine.Engine
+	cfg     Config
+	methods map[string]Method
+	pool    sync.Pool
+
+	verdicts  [5]*metrics.Counter // by engine.Status
+	calls     *metrics.Counter
+	errors    *metrics.Counter
+	addresses *metrics.Counter
+}
+
+// New returns a Server judging addresses with e.
+func New(e *engine.Engine, cfg Config, set *metrics.Set) *Server {
+	if set == nil {
+		set = metrics.NewSet()
+	}
+	s := &Server{eng: e, cfg: cfg.withDefaults(), methods: map[string]Method{}}
+	s.pool.New = func() any { return &state{lines: make([]string, 0, 16), buf: make([]byte, 0, 1024)} }
+	for _, st := range engine.Statuses {
+		s.verdicts[st] = set.GetOrCreateCounter(fmt.Sprintf(`lodge_addr_check_verdicts_total{status=%q}`, st.String()))
+	}
+	s.calls = set.GetOrCreateCounter(`lodge_jsonrpc_calls_total`)
+	s.errors = set.GetOrCreateCounter(`lodge_jsonrpc_errors_total`)
+	s.addresses = set.GetOrCreateCounter(`lodge_addr_check_addresses_total`)
+	return s
+}
+
+// Register adds a method. Call before serving.
+func (s *Server) Register(name string, m Method) { s.methods[name] = m }
+
+// state is the pooled working memory of one Handle call.
+type state struct {
+	btok  json.Tokenizer // the batch
+	tok   json.Tokenizer // one request
+	ptok  json.Tokenizer
+	lines []string
+	buf   []byte // unescaped strings of the address being judged
+}
+
+// Handle answers one request body and appends the response body to dst. It
+// returns false when there is nothing to send (only notifications).
+func (s *Server) Handle(dst, body []byte, p Principal) (out []byte, respond bool) {
+	st := s.pool.Get().(*state)
+	defer func() {
+		st.btok.Reset(nil)
+		st.tok.Reset(nil)
+		st.ptok.Reset(nil)
+		if cap(st.buf) <= 1<<20 && cap(st.lines) <= 4096 {
+			st.lines = st.lines[:0]
+			s.pool.Put(st)
+		}
+	}()
+	start := len(dst)
+	body = bytes.TrimSpace(body)
+	if err := checkDepth(body, s.cfg.MaxDepth); err != "" {
+		return appendError(dst, nil, CodeParseError, err), true
+	}
+	if !json.Valid(body) {
+		return appendError(dst, nil, CodeParseError, "parse error: the body is not valid JSON"), true
+	}
+	if body[0] != '[' {
+		dst, respond = s.handleOne(dst, body, st, p)
+		return dst, respond
+	}
+	// batch
+	t := &st.btok
+	t.Reset(body)
+	t.Next() // '['
+	n := 0
+	dst = append(dst, '[')
+	for t.Next() {
+		if t.Delim == ']' && t.Depth == 0 {
+			break
+		}
+		if t.Delim == ',' {
+			continue
+		}
+		n++
+		if n > s.cfg.MaxBatch {
+			return appendError(dst[:start], nil, CodeInvalidRequest, fmt.Sprintf("invalid request: a batch may hold at most %d requests", s.cfg.MaxBatch)), true
+		}
+		b, e := valueSpan(t, body)
+		mark := len(dst)
+		if mark > start+1 {
+			dst = append(dst, ',')
+		}
+		var r bool
+		if dst, r = s.handleOne(dst, body[b:e], st, p); !r {
+			dst = dst[:mark]
+		}
+	}
+	if n == 0 {
+		return appendError(dst[:start], nil, CodeInvalidRequest, "invalid request: empty batch"), true
+	}
+	if len(dst) == start+1 {
+		return dst[:start], false // only notifications
+	}
+	return append(dst, ']'), true
+}
+
+// handleOne answers one request object (or any other value in its place).
+func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte, respond bool) {
+	start := len(dst)
+	s.calls.Inc()
+	defer func() {
+		if r := recover(); r != nil {
+			s.errors.Inc()
+			out = appendError(dst[:start], nil, CodeInternalError, "internal error")
+			respond = true
+			slog.Error("jsonrpc: panic", "err", r, "stack", string(debug.Stack()))
+		}
+	}()
+	if len(req) == 0 || req[0] != '{' {
+		s.errors.Inc()
+		return appendError(dst, nil, CodeInvalidRequest, "invalid request: want a JSON object"), true
+	}
+	var (
+		id                  []byte
+		hasID               bool
+		version, method     []byte
+		params              []byte
+		badVersion, badMeth bool
+	)
+	t := &st.tok
+	t.Reset(req)
+	t.Next() // '{'
+	for t.Next() {
+		if t.Depth == 0 && t.Delim == '}' {
+			break
+		}
+		if !t.IsKey {
+			continue
+		}
+		key := t.Value
+		t.Next() // ':'
+		t.Next() // value
+		b, e := valueSpan(t, req)
+		v := req[b:e]
+		switch string(key) {
+		case `"jsonrpc"`:
+			version = v
+		case `"method"`:
+			if v[0] != '"' {
+				badMeth = true
+			}
+			method = v
+		case `"id"`:
+			id, hasID = v, true
+		case `"params"`:
+			params = v
+		}
+	}
+	if string(version) != `"2.0"` {
+		badVersion = true
+	}
+	if hasID {
+		switch {
+		case len(id) > s.cfg.MaxIDBytes:
+			s.errors.Inc()
+			return appendError(dst, nil, CodeInvalidRequest, fmt.Sprintf("invalid request: id longer than %d bytes", s.cfg.MaxIDBytes)), true
+		case id[0] == '{' || id[0] == '[' || id[0] == 't' || id[0] == 'f':
+			s.errors.Inc()
+			return appendError(dst, nil, CodeInvalidRequest, "invalid request: id must be a string, a number or null"), true
+		}
+	}
+	if badVersion {
+		s.errors.Inc()
+		return appendError(dst, id, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`), true
+	}
+	if method == nil || badMeth {
+		s.errors.Inc()
+		return appendError(dst, id, CodeInvalidRequest, `invalid request: "method" must be a string`), true
+	}
+	if params != nil && params[0] != '{' && params[0] != '[' {
+		s.errors.Inc()
+		return appendError(dst, id, CodeInvalidRequest, `invalid request: "params" must be an object or an array`), true
+	}
+	if !hasID {
+		// A notification: do the work, send nothing.
+		if string(method) == `"addr_check"` {
+			mark := len(dst)
+			dst, _ = s.addrCheck(dst, params, st)
+			return dst[:mark], false
+		}
+		return dst, false
+	}
+	mark := len(dst)
+	dst = appendHead(dst, id)
+	switch string(method) {
+	case `"addr_check"`:
+		var code int
+		var msg string
+		dst = append(dst, `"result":`...)
+		if dst, code, msg = s.addrCheckResult(dst, params, st); code != 0 {
+			s.errors.Inc()
+			return appendError(dst[:mark], id, code, msg), true
+		}
+	case `"rpc.discover"`:
+		dst = append(dst, `"result":`...)
+		dst = append(dst, openRPC...)
+	default:
+		m, ok := s.methods[unquote(method)]
+		if !ok {
+			s.errors.Inc()
+			return appendError(dst[:mark], id, CodeMethodNotFound, "method not found: "+unquote(method)), true
+		}
+		dst = append(dst, `"result":`...)
+		var code int
+		var msg string
+		if dst, code, msg = m(dst, params, p); code != 0 {
+			s.errors.Inc()
+			return appendError(dst[:mark], id, code, msg), true
+		}
+	}
+	return append(dst, '}'), true
+}
+
+func (s *Server) addrCheck(dst, params []byte, st *state) ([]byte, bool) {
+	out, code, _ := s.addrCheckResult(dst, params, st)
+	return out, code == 0
+}
+
+// appendHead writes `{"jsonrpc":"2.0","id":ID,`.
+func appendHead(dst, id []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	if id == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, id...)
+	}
+	return append(dst, ',')
+}
+
+// appendError writes a complete error response.
+func appendError(dst, id []byte, code int, msg string) []byte {
+	dst = appendHead(dst, id)
+	dst = append(dst, `"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = json.AppendEscape(dst, msg, 0)
+	return append(dst, "}}"...)
+}
+
+// unquote returns the contents of a JSON string token (escapes kept as
+// written: method names have none).
+func unquote(v []byte) string {
+	if len(v) >= 2 && v[0] == '"' {
+		return string(v[1 : len(v)-1])
+	}
+	return string(v)
+}
+
+// valueSpan returns the byte range in b of the value whose first token t is
+// positioned on, consuming the tokens of a nested array or object.
+func valueSpan(t *json.Tokenizer, b []byte) (int, int) {
+	start := len(b) - t.Remaining() - len(t.Value)
+	if t.Delim != '{' && t.Delim != '[' {
+		return start, start + len(t.Value)
+	}
+	d := t.Depth
+	for t.Next() {
+		if (t.Delim == '}' || t.Delim == ']') && t.Depth == d {
+			break
+		}
+	}
+	return start, len(b) - t.Remaining()
+}
+
+// checkDepth rejects nesting deeper than max before anything recursive
+// sees the body, and an empty body.
+func checkDepth(b []byte, max int) string {
+	if len(b) == 0 {
+		return "parse error: empty body"
+	}
+	depth := 0
+	inStr := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+			if depth > max {
+				return fmt.Sprintf("parse error: JSON nested deeper than %d levels", max)
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return ""
+}
+
+// appendUnescaped appends the contents of the JSON string token v (quotes
+// included, already validated) to dst, decoding escapes.
+func appendUnescaped(dst, v []byte) []byte {
+	v = v[1 : len(v)-1]
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch v[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'u':
+			r := hex4(v[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(v) && v[i+1] == '\\' && v[i+2] == 'u' {
+				if r2 := hex4(v[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
+					r = utf16.DecodeRune(r, r2)
+					i += 6
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, v[i])
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
+
+// bytesString views b as a string without copying; the string must not
+// outlive b's contents.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

@@ -1,0 +1,156 @@
+package rpc_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/rpc"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testref.Cleanup()
+	os.Exit(code)
+}
+
+func newServer(tb testing.TB, cfg rpc.Config) *rpc.Server {
+	tb.Helper()
+	e, err := engine.New(testref.Index(tb).Ref, engine.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(e.Close)
+	return rpc.New(e, cfg, nil)
+}
+
+// TestResponses: request bodies and the exact responses they get.
+func TestResponses(t *testing.T) {
+	s := newServer(t, rpc.Config{MaxAddresses: 3, MaxBatch: 4})
+	f := func(req, want string) {
+		t.Helper()
+		got, respond := s.Handle(nil, []byte(req), rpc.Principal{})
+		if !respond {
+			got = []byte("<none>")
+		}
+		if string(got) != want {
+			t.Errorf("request %s\n got %s\nwant %s", req, got, want)
+		}
+		if respond && !json.Valid(got) {
+			t.Errorf("request %s: response is not valid JSON: %s", req, got)
+		}
+	}
+	const ok = `"status":"matched","nation":"AUS"`
+	// single address, both forms, echoed byte for byte
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{`+ok+`,"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`)
+	f(`{"jsonrpc":"2.0","id":"a","method":"addr_check","params":{"address":"Joe Blogs\n10 Jones St\nMelbourne VIC 3000"}}`,
+		`{"jsonrpc":"2.0","id":"a","result":{`+ok+`,"address":"Joe Blogs\n10 Jones St\nMelbourne VIC 3000"}}`)
+	f(`{"params":{"address":"Joe Blogs, 10 Jones St, Melbourne VIC 3000"},"method":"addr_check","id":2,"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":2,"result":{`+ok+`,"address":"Joe Blogs, 10 Jones St, Melbourne VIC 3000"}}`)
+	f(`{"jsonrpc":"2.0","id":3,"method":"addr_check","params":{"address":[ "Joe\u0020Blogs" , "10 Jones St","Melbourne\tVIC 3000"]}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{`+ok+`,"address":[ "Joe\u0020Blogs" , "10 Jones St","Melbourne\tVIC 3000"]}}`)
+	// mixed forms, in order
+	f(`{"jsonrpc":"2.0","id":4,"method":"addr_check","params":{"addresses":[["Joe Blogs","10 Jones St","Smithville NSW 2987"],"a\nb",`+
+		`"10 Downing St, London SW1A 2AA, UK"]}}`,
+		`{"jsonrpc":"2.0","id":4,"result":[{"status":"unmatched","nation":"AUS","address":["Joe Blogs","10 Jones St","Smithville NSW 2987"]},`+
+			`{"status":"invalid","nation":"AUS","address":"a\nb","message":"an address needs 3 to 6 lines, this one has 2"},`+
+			`{"status":"international","nation":"GBR","address":"10 Downing St, London SW1A 2AA, UK"}]}`)
+	f(`{"jsonrpc":"2.0","id":5,"method":"addr_check","params":{"addresses":[]}}`, `{"jsonrpc":"2.0","id":5,"result":[]}`)
+	// ids echoed as sent
+	f(`{"jsonrpc":"2.0","id":null,"method":"addr_check","params":{"address":"a,b,c"}}`,
+		`{"jsonrpc":"2.0","id":null,"result":{"status":"invalid","nation":"AUS","address":"a,b,c","message":"no state and postcode in the last lines"}}`)
+	f(`{"jsonrpc":"2.0","id":1.50e+3,"method":"rpc.nope"}`, `{"jsonrpc":"2.0","id":1.50e+3,"error":{"code":-32601,"message":"method not found: rpc.nope"}}`)
+	f(`{"jsonrpc":"2.0","id":"\u00e9\"x","method":"nope"}`, `{"jsonrpc":"2.0","id":"\u00e9\"x","error":{"code":-32601,"message":"method not found: nope"}}`)
+	f(`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"nope"}`, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"error":{"code":-32601,"message":"method not found: nope"}}`)
+	f(`{"jsonrpc":"2.0","id":"`+strings.Repeat("9", 300)+`","method":"nope"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id longer than 256 bytes"}}`)
+	f(`{"jsonrpc":"2.0","id":{},"method":"nope"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string, a number or null"}}`)
+	// every standard error
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":[}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body is not valid JSON"}}`)
+	f(``, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: empty body"}}`)
+	f(strings.Repeat("[", 40)+strings.Repeat("]", 40), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: JSON nested deeper than 32 levels"}}`)
+	f(`{"jsonrpc":"2.0","id":1} x`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body is not valid JSON"}}`)
+	f(`"hello"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: want a JSON object"}}`)
+	f(`[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: empty batch"}}`)
+	f(`{"id":1,"method":"addr_check"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`)
+	f(`{"jsonrpc":"1.0","id":1,"method":"addr_check"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":7}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"method\" must be a string"}}`)
+	f(`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"method\" must be a string"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":"x"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request: \"params\" must be an object or an array"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: addr_check needs params with \"address\" or \"addresses\""}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":["a"]}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: params must be an object with \"address\" or \"addresses\""}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: addr_check needs \"address\" (one address) or \"addresses\" (an array of them)"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a","addresses":[]}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: give \"address\" or \"addresses\", not both"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":7}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: address must be a string or an array of strings"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["a",1,"c"]}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: address line 1 is not a string"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":"a,b,c"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: \"addresses\" must be an array"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":["a,b,c",null]}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: addresses[1] must be a string or an array of strings"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":["a","b","c","d"]}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: more than 3 addresses in one call"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a","detail":"yes"}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: \"detail\" must be true or false"}}`)
+	// notifications get nothing, alone or in a batch
+	f(`{"jsonrpc":"2.0","method":"addr_check","params":{"address":"a,b,c"}}`, `<none>`)
+	f(`[{"jsonrpc":"2.0","method":"addr_check","params":{"address":"a,b,c"}},{"jsonrpc":"2.0","method":"x"}]`, `<none>`)
+	// batches: in order, notifications skipped, bad members answered
+	f(`[{"jsonrpc":"2.0","id":1,"method":"nope"},{"jsonrpc":"2.0","method":"addr_check","params":{"address":"a"}},1,{"jsonrpc":"2.0","id":2,"method":"rpc.x"}]`,
+		`[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found: nope"}},`+
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: want a JSON object"}},`+
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: rpc.x"}}]`)
+	f(`[1,2,3,4,5]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a batch may hold at most 4 requests"}}`)
+}
+
+func TestDiscoverAndDetail(t *testing.T) {
+	s := newServer(t, rpc.Config{})
+	out, _ := s.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`), rpc.Principal{})
+	var doc struct {
+		Result struct {
+			OpenRPC string `json:"openrpc"`
+			Methods []struct {
+				Name string `json:"name"`
+			} `json:"methods"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || doc.Result.OpenRPC == "" || len(doc.Result.Methods) != 2 || doc.Result.Methods[0].Name != "addr_check" {
+		t.Errorf("rpc.discover: %v %s", err, out)
+	}
+	out, _ = s.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"detail":true,"address":["Jo","3/72 Charles St","Melborne VIC 3000"]}}`), rpc.Principal{})
+	var res struct {
+		Result struct {
+			Status string         `json:"status"`
+			Detail *engine.Detail `json:"detail"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Result.Detail == nil || res.Result.Detail.FlatNumber != "3" ||
+		strings.Join(res.Result.Detail.Suggestion, "|") != "JO|3/72 CHARLES ST|MELBOURNE VIC 3000" {
+		t.Errorf("detail: %v %s", err, out)
+	}
+	// clients that do not ask never see detail
+	out, _ = s.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Jo","3/72 Charles St","Melborne VIC 3000"]}}`), rpc.Principal{})
+	if strings.Contains(string(out), "detail") {
+		t.Errorf("detail without asking: %s", out)
+	}
+}
+
+// TestNoGarbage: a single-address call allocates nothing once warm.
+func TestNoGarbage(t *testing.T) {
+	s := newServer(t, rpc.Config{})
+	f := func(req string) {
+		t.Helper()
+		buf := make([]byte, 0, 4096)
+		body := []byte(req)
+		for i := 0; i < 20; i++ { // let the verdict cache admit the addresses
+			s.Handle(buf[:0], body, rpc.Principal{})
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n := testing.AllocsPerRun(200, func() { s.Handle(buf[:0], body, rpc.Principal{}) }); n > 0 {
+			t.Errorf("%s: %.1f allocations per call", req, n)
+		}
+	}
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"Joe Blogs\n10 Jones St\nMelbourne VIC 3000"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":[["Joe Blogs","10 Jones St","Melbourne VIC 3000"],"Jo, PO Box 5, Sydney NSW 2001"]}}`)
+}
