@@ -1,0 +1,40 @@
+package rpc_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/rpc"
+)
+
+// FuzzHandle: any body gets valid JSON back (or nothing, for
+// notifications), never an internal error (a recovered panic).
+func FuzzHandle(f *testing.F) {
+	s := newServer(f, rpc.Config{MaxAddresses: 50, MaxBatch: 20})
+	for _, b := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"addr_check","params":{"addresses":["a\nb\nc",["d","e\u00e9","\ud83d\ude00"]],"detail":true}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"rpc.discover"},{"jsonrpc":"2.0","method":"addr_check"}]`,
+		`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"\ud800\\\"\u0000"}}`,
+		`[[[[]]]]`, `{"a":{"b":[1,{"c":"d"}]}}`, `"\u"`, `nul`,
+	} {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		out, respond := s.Handle(nil, body, rpc.Principal{})
+		if !respond {
+			if len(out) != 0 {
+				t.Fatalf("no response but %d bytes", len(out))
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("body %q: invalid JSON response %s", body, out)
+		}
+		if strings.Contains(string(out), "-32603") {
+			t.Fatalf("body %q: internal error %s", body, out)
+		}
+	})
+}
