@@ -26,8 +26,12 @@ import (
 const usage = `lodge: Australian address check and mail upload service
 
 usage:
+  lodge serve [flags]           serve addr_check (JSON-RPC over HTTPS) on the default reference data
   lodge import [flags]          build the reference index from reference data
   lodge check [flags] [FILE]    check every address in a CSV or JSON lines file (or stdin)
+  lodge account add|list        customer accounts
+  lodge user add|passwd|disable portal users (Basic authentication)
+  lodge key create|list|revoke  API keys (Bearer authentication)
   lodge version                 print the version
 
 Run "lodge COMMAND -h" for a command's flags.
@@ -49,6 +53,14 @@ func main() {
 		err = runImport(ctx, os.Args[2:])
 	case "check":
 		err = runCheck(ctx, os.Args[2:], os.Stdin, os.Stdout)
+	case "serve":
+		err = runServe(ctx, os.Args[2:])
+	case "account":
+		err = runAccount(os.Args[2:])
+	case "user":
+		err = runUser(os.Args[2:])
+	case "key":
+		err = runKey(os.Args[2:])
 	case "version":
 		fmt.Println("lodge", version, runtime.Version())
 	case "-h", "--help", "help":

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/rpc"
+	"github.com/lodge-mail/lodge/server"
+)
+
+func runServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var rf referenceFlags
+	rf.register(fs)
+	addr := fs.String("addr", ":8443", "HTTPS listen address")
+	plain := fs.String("plain-addr", "", "plain HTTP listen address for the upload endpoints (addr_check refuses there); empty for none")
+	cert := fs.String("tls-cert", "", "TLS certificate (PEM); default a self-signed one made in the data directory")
+	key := fs.String("tls-key", "", "TLS key (PEM)")
+	proxies := fs.String("trusted-proxy", "", "comma-separated CIDRs of proxies that terminate TLS and send X-Forwarded-Proto: https to the plain listener")
+	demo := fs.Bool("demo", false, "create a demo account and API key and print a curl command that uses them")
+	maxBody := fs.Int("max-body-bytes", 32<<20, "largest request body accepted (HTTP 413 above)")
+	maxAddrs := fs.Int("max-addresses", 10_000, "most addresses in one addr_check call (JSON-RPC -32602 above)")
+	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 1,000,000; -1: off)")
+	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var trusted []netip.Prefix
+	for _, c := range strings.Split(*proxies, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return fmt.Errorf("--trusted-proxy %q: %w", c, err)
+		}
+		trusted = append(trusted, p.Masked())
+	}
+	log := slog.Default()
+
+	// Opened in this order, closed in reverse: index, engine, accounts.
+	ix, err := rf.open(ctx, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	eng, err := engine.New(ix.Ref, engine.Config{CacheEntries: *cacheEntries})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	store, err := auth.Open(filepath.Join(rf.dataDir, "auth"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	authn := auth.NewAuthenticator(store, auth.Config{})
+
+	srv, err := server.New(server.Config{
+		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
+		TrustedProxies: trusted, MaxBodyBytes: *maxBody, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
+		RPC: rpc.Config{MaxAddresses: *maxAddrs},
+	}, eng, ix, authn, log)
+	if err != nil {
+		return err
+	}
+	c, made := srv.Certificate()
+	if *cert == "" {
+		certPath, _ := server.SelfSignedPaths(rf.dataDir)
+		verb := "using"
+		if made {
+			verb = "made"
+		}
+		fmt.Fprintf(os.Stderr, "TLS: %s a self-signed certificate %s\n  SHA-256 fingerprint %s\n", verb, certPath, server.Fingerprint(c))
+	}
+	port := portOf(srv.Addr().String())
+	url := fmt.Sprintf("https://localhost:%s/apiv2/jsonrpc", port)
+	fmt.Fprintf(os.Stderr, "addr_check: %s (also /publicinterface/jsonrpc)\n", url)
+	if *demo {
+		account, secret, err := auth.Demo(store)
+		if err != nil {
+			return err
+		}
+		certOpt := "-k"
+		if *cert == "" {
+			certPath, _ := server.SelfSignedPaths(rf.dataDir)
+			if abs, err := filepath.Abs(certPath); err == nil {
+				certOpt = "--cacert " + abs
+			}
+		}
+		fmt.Fprintf(os.Stderr, "demo account %s with a new API key; try:\n\n  curl %s %s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '%s'\n\n",
+			account, certOpt, url, secret, `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`)
+	} else if keys, err := store.Keys(""); err == nil && len(keys) == 0 {
+		fmt.Fprintf(os.Stderr, "no API keys yet. Make the first one:\n  lodge account add ABC12345 -name 'My company' -data-dir %s\n  lodge key create -account ABC12345 -data-dir %s\n(or run lodge serve -demo)\n", rf.dataDir, rf.dataDir)
+	}
+	start := time.Now()
+	err = srv.Run(ctx)
+	log.Info("server stopped", "uptime", time.Since(start).Round(time.Second))
+	return err
+}
+
+func portOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[i+1:]
+	}
+	return addr
+}

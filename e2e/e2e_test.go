@@ -1,0 +1,381 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lodge-mail/lodge/internal/testref"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lodge-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "lodge")
+	root, err := testref.RepoRoot()
+	if err == nil {
+		cmd := exec.Command("go", "build", "-o", binary, "./cmd/lodge")
+		cmd.Dir = root
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		err = cmd.Run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building lodge:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// instance is a running lodge serve.
+type instance struct {
+	t        *testing.T
+	dataDir  string
+	url      string // https://127.0.0.1:PORT
+	plainURL string // http://127.0.0.1:PORT, when started with a plain listener
+	key      string // the demo API key
+	cert     string // the self-signed certificate
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	stderr   bytes.Buffer
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// lodge runs a lodge command to completion and returns its output.
+func lodge(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = sharedDir(t)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// sharedDir is a working directory from which ../shared/data is the
+// reference (the repository root).
+func sharedDir(t *testing.T) string {
+	root, err := testref.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// start runs `lodge serve -demo` with extra flags and waits until ready.
+func start(t *testing.T, extra ...string) *instance {
+	t.Helper()
+	return startWithUsers(t, nil, extra...)
+}
+
+// startWithUsers adds the demo account and the given users (name →
+// password) before starting the server: the account store belongs to one
+// process at a time.
+func startWithUsers(t *testing.T, users map[string]string, extra ...string) *instance {
+	t.Helper()
+	in := &instance{t: t, dataDir: t.TempDir()}
+	if len(users) > 0 {
+		if out, err := lodge(t, "", "account", "add", "-data-dir", in.dataDir, "-name", "Demo account", "DEM00001"); err != nil {
+			t.Fatalf("account add: %v\n%s", err, out)
+		}
+		for name, pw := range users {
+			if out, err := lodge(t, pw+"\n", "user", "add", "-data-dir", in.dataDir, "-account", "DEM00001", "-password-stdin", name); err != nil {
+				t.Fatalf("user add: %v\n%s", err, out)
+			}
+		}
+	}
+	port := freePort(t)
+	args := []string{"serve", "-demo", "-quiet", "-data-dir", in.dataDir, "-addr", fmt.Sprintf("127.0.0.1:%d", port)}
+	args = append(args, extra...)
+	in.cmd = exec.Command(binary, args...)
+	in.cmd.Dir = sharedDir(t)
+	pr, pw := io.Pipe()
+	in.cmd.Stderr = pw
+	in.cmd.Stdout = pw
+	if err := in.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.stop(syscall.SIGKILL) })
+	keyRE := regexp.MustCompile(`Bearer (lk_[A-Za-z0-9_\-]+)`)
+	plainRE := regexp.MustCompile(`plain=(\S+)`)
+	found := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		closed := false
+		for sc.Scan() {
+			line := sc.Text()
+			in.mu.Lock()
+			in.stderr.WriteString(line + "\n")
+			if m := keyRE.FindStringSubmatch(line); m != nil {
+				in.key = m[1]
+			}
+			if m := plainRE.FindStringSubmatch(line); m != nil && m[1] != `""` {
+				in.plainURL = "http://" + strings.Trim(m[1], `"`)
+			}
+			if strings.Contains(line, "serving") && !closed {
+				closed = true
+				close(found)
+			}
+			in.mu.Unlock()
+		}
+	}()
+	select {
+	case <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("lodge serve did not start:\n%s", in.logs())
+	}
+	in.url = fmt.Sprintf("https://127.0.0.1:%d", port)
+	in.cert = filepath.Join(in.dataDir, "tls", "cert.pem")
+	if in.key == "" {
+		t.Fatalf("no demo key printed:\n%s", in.logs())
+	}
+	return in
+}
+
+func (in *instance) logs() string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.stderr.String()
+}
+
+func (in *instance) stop(sig syscall.Signal) error {
+	if in.cmd.ProcessState != nil {
+		return nil
+	}
+	in.cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- in.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(40 * time.Second):
+		in.cmd.Process.Kill()
+		return fmt.Errorf("did not stop")
+	}
+}
+
+// curl runs curl against the instance and returns status and body.
+func (in *instance) curl(args ...string) (int, string) {
+	in.t.Helper()
+	full := append([]string{"-sS", "--cacert", in.cert, "-o", "-", "-w", "\n%{http_code}"}, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "curl", full...).CombinedOutput()
+	if err != nil {
+		in.t.Fatalf("curl %q: %v\n%s", args, err, out)
+	}
+	s := strings.TrimRight(string(out), "\n")
+	i := strings.LastIndexByte(s, '\n')
+	code := 0
+	fmt.Sscanf(s[i+1:], "%d", &code)
+	if i < 0 {
+		return code, ""
+	}
+	return code, s[:i]
+}
+
+func (in *instance) rpc(body string, hdr ...string) (int, string) {
+	in.t.Helper()
+	args := []string{in.url + "/apiv2/jsonrpc", "-H", "Content-Type: application/json", "--data-binary", body}
+	if len(hdr) == 0 {
+		hdr = []string{"Authorization: Bearer " + in.key}
+	}
+	for _, h := range hdr {
+		args = append(args, "-H", h)
+	}
+	return in.curl(args...)
+}
+
+func TestCurlAddrCheck(t *testing.T) {
+	in := start(t)
+	f := func(body string, wantCode int, want ...string) {
+		t.Helper()
+		code, got := in.rpc(body)
+		if code != wantCode {
+			t.Errorf("%s: HTTP %d, want %d: %s", body, code, wantCode, got)
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: response lacks %s:\n%s", body, w, got)
+			}
+		}
+	}
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`, 200,
+		`{"jsonrpc":"2.0","id":1,"result":{"status":"matched","nation":"AUS","address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`)
+	f(`{"jsonrpc":"2.0","id":2,"method":"addr_check","params":{"addresses":[["Joe Blogs","10 Jones St","Smithville NSW 2987"],"Jo\n3/72 Charles St\nSt Kilda VIC 3182","10 Downing St, London SW1A 2AA, UK","a,b"]}}`, 200,
+		`"status":"unmatched"`, `"address":"Jo\n3/72 Charles St\nSt Kilda VIC 3182"`, `"nation":"GBR"`, `"message":"an address needs 3 to 6 lines, this one has 2"`)
+	f(`[{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}},{"jsonrpc":"2.0","method":"addr_check","params":{"address":"a,b,c"}},{"jsonrpc":"2.0","id":3,"method":"rpc.discover"}]`, 200,
+		`[{"jsonrpc":"2.0","id":1,"result":`, `{"jsonrpc":"2.0","id":3,"result":{"openrpc"`)
+	f(`{"jsonrpc":"2.0","method":"addr_check","params":{"address":"a,b,c"}}`, 204)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":[}`, 200, `"code":-32700`)
+	f(`{"jsonrpc":"1.0","id":1,"method":"addr_check"}`, 200, `"code":-32600`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_chek"}`, 200, `"code":-32601`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{}}`, 200, `"code":-32602`)
+	// text/json as documented clients send it; other types refused
+	code, got := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`, "Authorization: Bearer "+in.key, "Content-Type: text/json")
+	if code != 200 || !strings.Contains(got, `"status":"invalid"`) {
+		t.Errorf("text/json: %d %s", code, got)
+	}
+	code, _ = in.rpc(`{}`, "Authorization: Bearer "+in.key, "Content-Type: text/plain")
+	if code != 415 {
+		t.Errorf("text/plain: %d, want 415", code)
+	}
+	// the public path serves the same method
+	code, got = in.curl(in.url+"/publicinterface/jsonrpc", "-H", "Authorization: Bearer "+in.key, "-H", "Content-Type: application/json",
+		"--data-binary", `{"jsonrpc":"2.0","id":9,"method":"addr_check","params":{"address":"Jo, PO Box 5, Sydney NSW 2001"}}`)
+	if code != 200 || !strings.Contains(got, `"status":"matched"`) {
+		t.Errorf("/publicinterface/jsonrpc: %d %s", code, got)
+	}
+	// health, readiness, metrics
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "lodge_addr_check_verdicts_total{status=\"matched\"}"} {
+		if code, got := in.curl(in.url + path); code != 200 || !strings.Contains(got, want) {
+			t.Errorf("%s: %d %s", path, code, got)
+		}
+	}
+}
+
+func TestAuthenticationFailures(t *testing.T) {
+	in := startWithUsers(t, map[string]string{"alice": "correct horse battery"})
+	body := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`
+	f := func(wantCode int, hdr ...string) {
+		t.Helper()
+		args := []string{in.url + "/apiv2/jsonrpc", "-H", "Content-Type: application/json", "--data-binary", body, "-D", "-"}
+		for _, h := range hdr {
+			args = append(args, "-H", h)
+		}
+		code, got := in.curl(args...)
+		if code != wantCode {
+			t.Errorf("%q: HTTP %d, want %d\n%s", hdr, code, wantCode, got)
+		}
+		if wantCode == 401 && !strings.Contains(strings.ToLower(got), "www-authenticate: bearer") {
+			t.Errorf("%q: 401 without a WWW-Authenticate challenge:\n%s", hdr, got)
+		}
+	}
+	f(200, "Authorization: Bearer "+in.key)
+	f(200, "Authorization: Basic "+basic("alice", "correct horse battery"))
+	f(401)                                                     // no credentials
+	f(401, "Authorization: Bearer lk_nope_nope")               // unknown key
+	f(401, "Authorization: Bearer "+in.key+"x")                // wrong secret
+	f(401, "Authorization: Basic "+basic("alice", "wrong"))    // wrong password
+	f(401, "Authorization: Basic "+basic("mallory", "secret")) // unknown user
+	f(401, "Authorization: Basic !!!")                         // not base64
+	f(401, "Authorization: Negotiate abc")                     // unsupported scheme
+	// credentials in the URL are refused
+	code, _ := in.curl(in.url+"/apiv2/jsonrpc?api_key="+in.key, "-H", "Content-Type: application/json", "--data-binary", body)
+	if code != 400 {
+		t.Errorf("key in URL: %d, want 400", code)
+	}
+	// repeated failures are throttled
+	throttled := false
+	for i := 0; i < 15 && !throttled; i++ {
+		code, _ := in.rpc(body, "Authorization: Basic "+basic("alice", fmt.Sprint("guess", i)))
+		throttled = code == 429
+	}
+	if !throttled {
+		t.Errorf("15 failures in a row were not throttled")
+	}
+}
+
+func basic(user, pass string) string {
+	return encodeBase64(user + ":" + pass)
+}
+
+func TestPlainListenerRefusesAddrCheck(t *testing.T) {
+	port := freePort(t)
+	in := start(t, "-plain-addr", fmt.Sprintf("127.0.0.1:%d", port), "-trusted-proxy", "10.0.0.0/8")
+	plain := fmt.Sprintf("http://127.0.0.1:%d/apiv2/jsonrpc", port)
+	body := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`
+	code, got := in.curl(plain, "-H", "Authorization: Bearer "+in.key, "-H", "Content-Type: application/json", "--data-binary", body)
+	if code != 403 || !strings.Contains(got, "must use HTTPS") {
+		t.Errorf("plain listener: %d %s", code, got)
+	}
+	// loopback is not a trusted proxy here, so the forwarded header alone does not help
+	code, _ = in.curl(plain, "-H", "X-Forwarded-Proto: https", "-H", "Authorization: Bearer "+in.key, "-H", "Content-Type: application/json", "--data-binary", body)
+	if code != 403 {
+		t.Errorf("untrusted X-Forwarded-Proto: %d", code)
+	}
+	in2 := start(t, "-plain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "-trusted-proxy", "127.0.0.0/8")
+	code, got = in2.curl(in2.plainURL+"/apiv2/jsonrpc", "-H", "X-Forwarded-Proto: https", "-H", "Authorization: Bearer "+in2.key, "-H", "Content-Type: application/json", "--data-binary", body)
+	if code != 200 || !strings.Contains(got, `"result"`) {
+		t.Errorf("trusted proxy: %d %s", code, got)
+	}
+}
+
+func TestLimitsAndGracefulShutdown(t *testing.T) {
+	in := start(t, "-max-body-bytes", "100000", "-max-addresses", "5", "-shutdown-timeout", "3s")
+	big := filepath.Join(t.TempDir(), "big.json")
+	os.WriteFile(big, []byte(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"`+strings.Repeat("x", 200000)+`"}}`), 0o644)
+	if code, _ := in.rpc("@" + big); code != 413 {
+		t.Errorf("large body: %d, want 413", code)
+	}
+	many := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":["a","b","c","d","e","f"]}}`
+	if code, got := in.rpc(many); code != 200 || !strings.Contains(got, "-32602") {
+		t.Errorf("too many addresses: %d %s", code, got)
+	}
+	deep := filepath.Join(t.TempDir(), "deep.json")
+	os.WriteFile(deep, []byte(strings.Repeat("[", 10000)+strings.Repeat("]", 10000)), 0o644)
+	if code, got := in.rpc("@" + deep); code != 200 || !strings.Contains(got, "-32700") {
+		t.Errorf("deep nesting: %d %s", code, got)
+	}
+	// a slow client holding a connection open does not block others
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(in.url, "https://"), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("POST /apiv2/jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"))
+	if code, _ := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`); code != 200 {
+		t.Errorf("while a slow client waits: %d", code)
+	}
+	// SIGTERM: the server stops cleanly
+	if err := in.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("graceful stop: %v\n%s", err, in.logs())
+	}
+	if !strings.Contains(in.logs(), "stopped serving") {
+		t.Errorf("no clean shutdown in the logs:\n%s", in.logs())
+	}
+}
+
+func TestPythonRequests(t *testing.T) {
+	in := startWithUsers(t, map[string]string{"bob": "correct horse battery"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "python3", "testdata/client.py", in.url, in.cert, in.key, "bob", "correct horse battery")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python client: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "ALL OK") {
+		t.Errorf("python client:\n%s", out)
+	}
+}
+
+var _ = http.StatusOK

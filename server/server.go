@@ -1,0 +1,418 @@
+// Package server is lodge's HTTP front: it serves the address check
+// (JSON-RPC over HTTPS) and the health, readiness and metrics endpoints on
+// fasthttp, with TLS, authentication, limits and graceful shutdown. The
+// mail upload endpoints join it in their own package; this one owns the
+// listeners and the order in which things start and stop.
+//
+// Promises:
+//   - addr_check is served over TLS 1.2 or newer only. On the optional plain
+//     listener it is refused with a clear message, unless the connection
+//     comes from a trusted proxy (Config.TrustedProxies) that says, with
+//     X-Forwarded-Proto: https, that it terminated TLS.
+//   - Every address check request is authenticated before any JSON-RPC
+//     processing: missing or wrong credentials get 401 with
+//     WWW-Authenticate, repeated failures 429 with Retry-After; credentials
+//     in the URL get 400.
+//   - Limits are explicit: body size (413), header size (431), read, write
+//     and idle timeouts for slow clients, connections per client IP.
+//   - Shutdown: readiness turns 503 first, in-flight requests drain, then
+//     Run returns so the caller closes its stores in reverse order.
+//   - Nothing of a fasthttp RequestCtx is kept past its handler.
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/segmentio/encoding/json"
+	"github.com/valyala/fasthttp"
+
+	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/rpc"
+)
+
+// Config configures the server. The zero value means the documented
+// defaults.
+type Config struct {
+	Addr      string // HTTPS listen address; default ":8443"
+	PlainAddr string // plain HTTP listen address; "" for none
+	TLSCert   string // PEM certificate; with TLSKey empty too, a self-signed one is made in DataDir/tls
+	TLSKey    string
+	DataDir   string
+	// TrustedProxies may send X-Forwarded-Proto: https on the plain
+	// listener for a connection whose TLS they terminated.
+	TrustedProxies []netip.Prefix
+	MaxBodyBytes   int           // default 32 MiB; larger bodies get 413
+	MaxHeaderBytes int           // default 16 KiB; larger headers get 431
+	ReadTimeout    time.Duration // default 30s: a request must arrive within it
+	WriteTimeout   time.Duration // default 60s
+	IdleTimeout    time.Duration // default 120s between keep-alive requests
+	MaxConnsPerIP  int           // default 512
+	// DrainDelay is how long readiness reports 503 before the listeners
+	// close, so load balancers stop sending; default 0.
+	DrainDelay      time.Duration
+	ShutdownTimeout time.Duration // default 30s
+	RPC             rpc.Config
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = ":8443"
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 32 << 20
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = 16 << 10
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 30 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 60 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 120 * time.Second
+	}
+	if c.MaxConnsPerIP <= 0 {
+		c.MaxConnsPerIP = 512
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Server is the running HTTP front.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	eng     *engine.Engine
+	ix      *index.Index
+	authn   *auth.Authenticator
+	rpc     *rpc.Server
+	metrics *metrics.Set
+	ready   atomic.Bool
+	fast    *fasthttp.Server
+	tls     *tls.Config
+	cert    tls.Certificate
+	certNew bool
+
+	ln, plainLn net.Listener
+	challenge   []string
+
+	requests  *metrics.Counter
+	latency   *metrics.Summary
+	refusals  *metrics.Counter
+	authFails *metrics.Counter
+}
+
+// New prepares a server: it loads or makes the TLS certificate and opens
+// the listeners, so that ports are known (and errors reported) before Run.
+func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authenticator, log *slog.Logger) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
+	s.rpc = rpc.New(eng, cfg.RPC, s.metrics)
+	s.requests = s.metrics.NewCounter(`lodge_http_requests_total`)
+	s.latency = s.metrics.NewSummary(`lodge_jsonrpc_request_duration_seconds`)
+	s.refusals = s.metrics.NewCounter(`lodge_jsonrpc_plain_refusals_total`)
+	s.authFails = s.metrics.NewCounter(`lodge_auth_failures_total`)
+	s.metrics.NewGauge(`lodge_verdict_cache_hit_ratio`, func() float64 {
+		h, m := eng.CacheStats()
+		if h+m == 0 {
+			return 0
+		}
+		return float64(h) / float64(h+m)
+	})
+	s.metrics.NewGauge(`lodge_verdict_cache_hits_total`, func() float64 { h, _ := eng.CacheStats(); return float64(h) })
+	s.metrics.NewGauge(`lodge_verdict_cache_misses_total`, func() float64 { _, m := eng.CacheStats(); return float64(m) })
+	if ix != nil {
+		f := ix.Ref.Facts()
+		s.metrics.NewGauge(`lodge_index_localities`, func() float64 { return float64(f.Localities) })
+		s.metrics.NewGauge(`lodge_index_postcodes`, func() float64 { return float64(f.Postcodes) })
+		s.metrics.NewGauge(`lodge_index_countries`, func() float64 { return float64(f.Countries) })
+		load := ix.LoadTime.Seconds()
+		s.metrics.NewGauge(`lodge_index_load_seconds`, func() float64 { return load })
+	}
+	var err error
+	if s.tls, s.cert, s.certNew, err = loadTLS(cfg.TLSCert, cfg.TLSKey, cfg.DataDir); err != nil {
+		return nil, err
+	}
+	s.fast = &fasthttp.Server{
+		Handler:               s.handle,
+		Name:                  "lodge",
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
+		MaxConnsPerIP:         cfg.MaxConnsPerIP,
+		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		ReadBufferSize:        cfg.MaxHeaderBytes,
+		NoDefaultServerHeader: true,
+		NoDefaultDate:         false,
+		CloseOnShutdown:       true,
+		Logger:                fastLogger{log},
+		ErrorHandler:          s.transportError,
+	}
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, err
+	}
+	if cfg.PlainAddr != "" {
+		if s.plainLn, err = net.Listen("tcp", cfg.PlainAddr); err != nil {
+			s.ln.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Addr returns the HTTPS listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// PlainAddr returns the plain listener's address, or nil.
+func (s *Server) PlainAddr() net.Addr {
+	if s.plainLn == nil {
+		return nil
+	}
+	return s.plainLn.Addr()
+}
+
+// Certificate returns the serving certificate and whether it was made now.
+func (s *Server) Certificate() (tls.Certificate, bool) { return s.cert, s.certNew }
+
+// Metrics returns the server's metric set, for other packages' metrics.
+func (s *Server) Metrics() *metrics.Set { return s.metrics }
+
+// Run serves until ctx is done, then shuts down gracefully: readiness
+// turns 503, after DrainDelay the listeners close and in-flight requests
+// finish (up to ShutdownTimeout).
+func (s *Server) Run(ctx context.Context) error {
+	errc := make(chan error, 2)
+	go func() { errc <- s.fast.Serve(tls.NewListener(s.ln, s.tls)) }()
+	if s.plainLn != nil {
+		go func() { errc <- s.fast.Serve(s.plainLn) }()
+	}
+	s.ready.Store(true)
+	s.log.Info("serving", "https", s.ln.Addr().String(), "plain", addrString(s.plainLn))
+	select {
+	case err := <-errc:
+		s.ready.Store(false)
+		return fmt.Errorf("listener: %w", err)
+	case <-ctx.Done():
+	}
+	s.ready.Store(false)
+	s.log.Info("shutting down: readiness is 503, draining")
+	if s.cfg.DrainDelay > 0 {
+		time.Sleep(s.cfg.DrainDelay)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := s.fast.ShutdownWithContext(sctx); err != nil {
+		// Connections still open now are clients that did not finish a
+		// request in time (slow or stalled); they are dropped at exit.
+		s.log.Warn("shutdown timeout: dropping connections still open", "after", s.cfg.ShutdownTimeout, "err", err)
+	}
+	s.log.Info("stopped serving")
+	return nil
+}
+
+func addrString(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+var (
+	pathRPC       = []byte("/apiv2/jsonrpc")
+	pathRPCPublic = []byte("/publicinterface/jsonrpc")
+	ctJSON        = []byte("application/json")
+	ctTextJSON    = []byte("text/json")
+)
+
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	s.requests.Inc()
+	path := ctx.Path()
+	switch string(path) {
+	case "/healthz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.WriteString("ok\n")
+		return
+	case "/readyz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		if !s.ready.Load() {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.WriteString("shutting down\n")
+			return
+		}
+		ctx.WriteString("ready\n")
+		return
+	case "/metrics":
+		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+		s.metrics.WritePrometheus(ctx)
+		metrics.WriteProcessMetrics(ctx)
+		return
+	}
+	if bytes.Equal(path, pathRPC) || bytes.Equal(path, pathRPCPublic) {
+		s.handleRPC(ctx)
+		return
+	}
+	ctx.Error("not found\n", fasthttp.StatusNotFound)
+}
+
+// handleRPC serves the JSON-RPC endpoint.
+func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
+	defer s.latency.UpdateDuration(start)
+	if auth.URLHasCredentials(ctx.RequestURI()) {
+		rpcHTTPError(ctx, fasthttp.StatusBadRequest, rpc.CodeInvalidRequest, "credentials must not appear in the URL: send them in the Authorization header")
+		return
+	}
+	if !ctx.IsTLS() && !s.viaTrustedProxy(ctx) {
+		s.refusals.Inc()
+		rpcHTTPError(ctx, fasthttp.StatusForbidden, rpc.CodeInvalidRequest,
+			"addr_check must use HTTPS: this is the plain listener; connect to the HTTPS port "+portOf(s.ln.Addr())+" instead")
+		return
+	}
+	if !ctx.IsPost() {
+		ctx.Response.Header.Set("Allow", "POST")
+		rpcHTTPError(ctx, fasthttp.StatusMethodNotAllowed, rpc.CodeInvalidRequest, "JSON-RPC requests are POSTed")
+		return
+	}
+	p, err := s.authn.Authenticate(ctx.Request.Header.Peek("Authorization"), ctx.RemoteIP().String())
+	if err != nil {
+		s.authFails.Inc()
+		var th *auth.ThrottledError
+		if errors.As(err, &th) {
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(int(th.RetryAfter.Seconds()+0.999)))
+			rpcHTTPError(ctx, fasthttp.StatusTooManyRequests, rpc.CodeInvalidRequest, "too many failed attempts: retry later")
+			return
+		}
+		for _, c := range s.challenge {
+			ctx.Response.Header.Add("WWW-Authenticate", c)
+		}
+		rpcHTTPError(ctx, fasthttp.StatusUnauthorized, rpc.CodeInvalidRequest, authMessage(err))
+		return
+	}
+	if ct := ctx.Request.Header.ContentType(); !isJSONType(ct) {
+		rpcHTTPError(ctx, fasthttp.StatusUnsupportedMediaType, rpc.CodeInvalidRequest, "Content-Type must be application/json or text/json")
+		return
+	}
+	bp := bufPool.Get().(*[]byte)
+	out, respond := s.rpc.Handle((*bp)[:0], ctx.PostBody(), rpc.Principal{Account: p.Account, User: p.User})
+	if respond {
+		ctx.SetContentType("application/json")
+		ctx.Response.AppendBody(out) // a copy: nothing of ours outlives the handler in fasthttp's buffers
+	} else {
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+	}
+	if cap(out) <= 1<<20 {
+		*bp = out[:0]
+		bufPool.Put(bp)
+	}
+}
+
+// bufPool holds response buffers; large ones are let go.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// authMessage says why authentication failed without helping a guesser.
+func authMessage(err error) string {
+	switch {
+	case errors.Is(err, auth.ErrMissing):
+		return "authentication required: send an API key (Authorization: Bearer KEY) or Basic credentials"
+	case errors.Is(err, auth.ErrMalformed), errors.Is(err, auth.ErrUnsupported):
+		return "malformed Authorization header: use one of Bearer or Basic"
+	default:
+		return "invalid credentials"
+	}
+}
+
+func isJSONType(ct []byte) bool {
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = bytes.TrimSpace(ct)
+	return bytes.EqualFold(ct, ctJSON) || bytes.EqualFold(ct, ctTextJSON)
+}
+
+// viaTrustedProxy reports whether a plain connection comes from a trusted
+// proxy that terminated TLS.
+func (s *Server) viaTrustedProxy(ctx *fasthttp.RequestCtx) bool {
+	if len(s.cfg.TrustedProxies) == 0 {
+		return false
+	}
+	if !bytes.EqualFold(ctx.Request.Header.Peek("X-Forwarded-Proto"), []byte("https")) {
+		return false
+	}
+	ip, ok := netip.AddrFromSlice(ctx.RemoteIP())
+	if !ok {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+func portOf(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return strconv.Itoa(t.Port)
+	}
+	return a.String()
+}
+
+// rpcHTTPError answers with an HTTP status and a JSON-RPC error body, so a
+// JSON-RPC client can read the reason whatever the status.
+func rpcHTTPError(ctx *fasthttp.RequestCtx, status, code int, msg string) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	b := make([]byte, 0, 96+len(msg))
+	b = append(b, `{"jsonrpc":"2.0","id":null,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = json.AppendEscape(b, msg, 0)
+	b = append(b, "}}"...)
+	ctx.SetBody(b)
+}
+
+// transportError answers requests fasthttp could not read: too large,
+// too slow, malformed.
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
+			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
+	case errors.As(err, &small):
+		ctx.Error("request header fields too large\n", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	default:
+		var te interface{ Timeout() bool }
+		if errors.As(err, &te) && te.Timeout() {
+			ctx.Error("request timeout\n", fasthttp.StatusRequestTimeout)
+			return
+		}
+		ctx.Error("bad request\n", fasthttp.StatusBadRequest)
+	}
+}
+
+type fastLogger struct{ l *slog.Logger }
+
+func (f fastLogger) Printf(format string, args ...any) { f.l.Debug(fmt.Sprintf(format, args...)) }
