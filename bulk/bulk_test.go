@@ -45,9 +45,9 @@ func newEngine(tb testing.TB) *engine.Engine {
 			tb.Fatal(err)
 		}
 	}
-	b.AddCountry("AUS", "Australia", nil)
-	b.AddCountry("NZL", "New Zealand", nil)
-	b.AddCountry("GBR", "United Kingdom", []string{"UK", "England"})
+	b.AddCountry("AUS", "Australia", nil, false)
+	b.AddCountry("NZL", "New Zealand", nil, false)
+	b.AddCountry("GBR", "United Kingdom", []string{"UK", "England"}, false)
 	e, err := engine.New(b.Build(), engine.Config{CacheEntries: -1})
 	if err != nil {
 		tb.Fatal(err)

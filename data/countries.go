@@ -165,8 +165,8 @@ func (s *CountrySet) ReadI18nCountries(r io.Reader, name string) error {
 	return nil
 }
 
-// Countries returns the merged countries, each with our own aliases added,
-// sorted by alpha-3.
+// Countries returns the merged countries, each with our own aliases added:
+// current countries sorted by alpha-3, then withdrawn ones.
 func (s *CountrySet) Countries() []Country {
 	for _, a := range CountryAliases {
 		if c := s.byAlpha2[a.Alpha2]; c != nil {
@@ -178,6 +178,9 @@ func (s *CountrySet) Countries() []Country {
 		out = append(out, *c)
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if out[i].Former != out[j].Former {
+			return !out[i].Former // current countries first: they win shared names
+		}
 		if out[i].Alpha3 != out[j].Alpha3 {
 			return out[i].Alpha3 < out[j].Alpha3
 		}

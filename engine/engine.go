@@ -216,8 +216,8 @@ func (s *scratch) load(lines []string) (int, Result, bool) {
 		start := len(s.buf)
 		var issue normIssue
 		s.buf, issue = normalise(s.buf, l)
-		if issue == normOK && len(s.buf) == start {
-			continue // blank: white space or punctuation only
+		if issue == normOK && len(s.buf) == start && strings.TrimSpace(l) == "" {
+			continue // blank (a line of punctuation counts, empty once normalised)
 		}
 		n++
 		switch issue {
@@ -248,9 +248,11 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 	*p = parse{n: n}
 	s.tokenise(n)
 
-	// A last line naming Australia is dropped; one naming another country
-	// makes the address international unless the lines above it already
-	// end in an Australian state and postcode (DENMARK, WA 6333 order aside).
+	// A last line naming Australia is dropped. One naming another country
+	// makes the address international, unless the lines above end in an
+	// Australian state and postcode and the country line is a locality
+	// there (DENMARK under WA 6333) or an external territory (NORFOLK
+	// ISLAND under NSW 2899): then it is the locality line.
 	last := s.comp(n - 1)
 	s.key = canonicalLocalityBytes(s.key[:0], last)
 	if ref.australia[string(s.key)] {
@@ -259,11 +261,11 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		q := parse{n: n - 1}
 		s.parseTail(&q)
 		s.clearTail()
-		if q.stateTok < 0 || q.pcTok < 0 || !q.pcOK || ref.stateCodes[q.postcode]&(1<<q.state) == 0 {
+		_, terr := ref.territory[string(s.key)]
+		domestic := q.stateTok >= 0 && q.pcTok >= 0 && q.pcOK && ref.stateCodes[q.postcode]&(1<<q.state) != 0 &&
+			(terr || ref.hasAnyState(s.key, q.postcode))
+		if !domestic {
 			return e.international(ref.countries[ci].Alpha3, s, detail)
-		}
-		if _, terr := ref.territory[string(s.key)]; terr {
-			p.n-- // "CHRISTMAS ISLAND" under "WA 6798": the territory is domestic
 		}
 	}
 	s.parseTail(p)
@@ -478,6 +480,17 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 	}
 	p.delivery = above
 	return above >= 0
+}
+
+// hasAnyState reports whether the reference holds the locality key with
+// postcode pc in any state.
+func (r *Reference) hasAnyState(key []byte, pc uint16) bool {
+	for _, id := range r.byKey[string(key)] {
+		if r.localities[id].Postcode == pc {
+			return true
+		}
+	}
+	return false
 }
 
 // has reports whether the reference holds the locality key in state st

@@ -166,11 +166,14 @@ func (s *scratch) findPostcode(lo, hi, stFirst, stLast int) int {
 func (s *scratch) parseTail(p *parse) {
 	n := p.n
 	p.state, p.stateTok, p.pcTok = NoState, -1, -1
-	p.tailStart, p.locWhole, p.territory, p.streetSplit = n, -1, -1, -1
+	p.tailStart, p.locWhole, p.territory, p.streetSplit, p.delivery = n, -1, -1, -1, -1
 	p.locTok = [2]int{-1, -1}
 	stLast := -1
 	for c := n - 1; c >= 0 && c >= n-3; c-- {
 		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+		if c < n-1 && s.classifyLine(lo, hi) != deliveryNone {
+			break // "PO BOX 5" above "HOBART TAS": its number is no postcode
+		}
 		foundHere := false
 		if p.stateTok < 0 {
 			if st, i, j := s.findState(lo, hi); i >= 0 {

@@ -70,7 +70,8 @@ type Locality struct {
 type Country struct {
 	Alpha3 string
 	Name   string
-	Names  []string // every name it was added with
+	Names  []string // every name it was added with, Name first
+	Former bool     // withdrawn from ISO 3166-1
 }
 
 // Reference is the compact in-memory form of the reference index: what the
@@ -272,29 +273,62 @@ func (b *ReferenceBuilder) AddNZPlace(postcode uint16, name string) {
 	m[key] = true
 }
 
-// AddCountry adds a country with all its names. Names of Australia itself
-// ("AUS" included) mark a last line that is dropped before a domestic check.
-func (b *ReferenceBuilder) AddCountry(alpha3, name string, names []string) {
-	r := b.r
+// AddCountry adds a country with all its names; former marks a code
+// withdrawn from ISO 3166-1. Names of Australia itself ("AUS" included)
+// mark a last line that is dropped before a domestic check. When names
+// collide, Build gives them to current countries' own names first, then
+// to their aliases, then to withdrawn countries.
+func (b *ReferenceBuilder) AddCountry(alpha3, name string, names []string, former bool) {
 	alpha3 = strings.ToUpper(alpha3)
-	all := append([]string{name}, names...)
-	idx := uint16(len(r.countries))
-	r.countries = append(r.countries, Country{Alpha3: alpha3, Name: name, Names: all})
-	if alpha3 == "AUS" {
-		for _, n := range append(all, alpha3) {
-			if k := canonicalCountry(n); k != "" {
-				r.australia[k] = true
+	b.r.countries = append(b.r.countries, Country{Alpha3: alpha3, Name: name, Names: append([]string{name}, names...), Former: former})
+}
+
+// indexCountries fills the country lookups from the added countries.
+func (r *Reference) indexCountries() {
+	claim := func(n string, idx int) {
+		if k := canonicalCountry(n); k != "" {
+			if _, dup := r.countryKey[k]; !dup {
+				r.countryKey[k] = uint16(idx)
 			}
 		}
-		return
 	}
-	for _, n := range append(names, name, alpha3) {
-		k := canonicalCountry(n)
-		if k == "" {
-			continue
+	for _, c := range r.countries {
+		if c.Alpha3 == "AUS" {
+			for _, n := range append(c.Names, c.Alpha3) {
+				if k := canonicalCountry(n); k != "" {
+					r.australia[k] = true
+				}
+			}
 		}
-		if _, dup := r.countryKey[k]; !dup {
-			r.countryKey[k] = idx
+	}
+	for i, c := range r.countries { // current countries' own names and codes
+		if c.Alpha3 != "AUS" && !c.Former {
+			claim(c.Name, i)
+			claim(c.Alpha3, i)
+		}
+	}
+	for i, c := range r.countries { // their aliases
+		if c.Alpha3 != "AUS" && !c.Former {
+			for _, n := range c.Names[1:] {
+				claim(n, i)
+			}
+		}
+	}
+	// external territories by the names people give them
+	for _, t := range data.ExternalTerritories {
+		for i, c := range r.countries {
+			if c.Alpha3 == t.Alpha3 && c.Alpha3 != "AUS" && !c.Former {
+				for _, n := range append([]string{t.Name}, t.Aliases...) {
+					claim(n, i)
+				}
+			}
+		}
+	}
+	for i, c := range r.countries { // withdrawn countries last
+		if c.Former {
+			for _, n := range append(c.Names, c.Alpha3) {
+				claim(n, i)
+			}
 		}
 	}
 }
@@ -305,6 +339,7 @@ func (b *ReferenceBuilder) Build() *Reference {
 	for _, n := range []string{"AUSTRALIA", "AUS", "AU"} {
 		r.australia[canonicalCountry(n)] = true
 	}
+	r.indexCountries()
 	for k, ids := range r.byKey {
 		// most addresses first: candidates are ranked by G-NAF counts
 		sort.SliceStable(ids, func(i, j int) bool { return r.localities[ids[i]].Count > r.localities[ids[j]].Count })

@@ -68,6 +68,8 @@ func buildVocab() *vocab {
 	}
 	for i, s := range data.States {
 		v.states.add(s.Abbr, uint16(i))
+		// "N.S.W." and "W.A." normalise to letters with spaces between
+		v.states.add(strings.Join(strings.Split(s.Abbr, ""), " "), uint16(i))
 		v.states.add(s.Name, uint16(i))
 		for _, a := range s.Aliases {
 			v.states.add(a, uint16(i))

@@ -331,7 +331,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 	}
 	countries := cs.Countries()
 	for _, c := range countries {
-		b.AddCountry(c.Alpha3, c.Name, c.Names)
+		b.AddCountry(c.Alpha3, c.Name, c.Names, c.Former)
 	}
 	rows[SrcISO3166] = len(countries)
 
@@ -483,7 +483,7 @@ func writePebble(ctx context.Context, dir string, ref *engine.Reference, meta *M
 	}
 	cs := ref.Countries()
 	for i, c := range cs {
-		if err := put(countryKey(i), CountryRecord{Alpha3: c.Alpha3, Name: c.Name, Names: c.Names}); err != nil {
+		if err := put(countryKey(i), CountryRecord{Alpha3: c.Alpha3, Name: c.Name, Names: c.Names, Former: c.Former}); err != nil {
 			return err
 		}
 	}

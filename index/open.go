@@ -109,7 +109,7 @@ func Open(dataDir string) (*Index, error) {
 		if len(rec.Names) == 0 {
 			return fmt.Errorf("country %s without names", rec.Alpha3)
 		}
-		b.AddCountry(rec.Alpha3, rec.Name, rec.Names[1:])
+		b.AddCountry(rec.Alpha3, rec.Name, rec.Names[1:], rec.Former)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("%s: countries: %w", dir, err)

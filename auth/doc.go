@@ -1,0 +1,85 @@
+// Package auth keeps lodge's customer accounts and their credentials, and
+// authenticates requests with them.
+//
+// The contract is ../shared/spec/mail-upload-address-check.md section 5:
+// addr_check takes a Bearer API key or HTTP Basic credentials, one method
+// per request; a missing or wrong credential gives 401 with
+// WWW-Authenticate; credentials never travel in the URL. Account codes look
+// like ABC12345 (../shared/docs/service-compat.md).
+//
+// # What is stored
+//
+//   - Accounts: a code (three upper-case letters, five digits), a name and
+//     whether the account is disabled.
+//   - Users: a name (1 to 64 of A-Z a-z 0-9 . _ @ -, compared exactly), the
+//     account they belong to, whether they are disabled and their password
+//     as an argon2id hash in PHC form
+//     ($argon2id$v=19$m=65536,t=1,p=2$<salt>$<hash>, salt and hash base64
+//     without padding). The parameters travel in the hash, so they can be
+//     raised later without invalidating stored passwords. Alongside it, for
+//     HTTP Digest (RFC 7616), the hex HA1 values H(user:realm:password) for
+//     MD5 and SHA-256 and the realm they were made for; see DigestHA1.
+//   - API keys: a public id (10 characters of lower-case base32), the
+//     account, a label, whether revoked, and the SHA-256 of the secret. The
+//     secret itself (lk_<id>_<43 characters of base64url: 256 random bits>)
+//     is returned once by CreateKey and never stored.
+//
+// Passwords must be 8 to 1024 bytes of UTF-8 without control characters.
+//
+// # Pebble keys (format version 1)
+//
+// Every key starts with "auth/v1/"; values are JSON.
+//
+//	auth/v1/meta            format version and the Digest realm
+//	auth/v1/account/<CODE>  Account
+//	auth/v1/user/<name>     User with the password hash and Digest HA1s
+//	auth/v1/key/<id>        Key with the SHA-256 of its secret
+//
+// The store directory is created with mode 0700: it holds password hashes.
+//
+// # Durability
+//
+// Every write is one pebble batch committed with pebble.Sync: when a method
+// that changes the store returns a nil error, the change is on disk.
+// Read-modify-write operations (adding with a duplicate check, changing a
+// password, disabling) are serialised inside the Store, so concurrent
+// callers never lose each other's updates.
+//
+// Pebble locks its directory: one process at a time opens a store. The
+// account, user and key commands therefore run while lodge serve is
+// stopped; Open says so when the directory is in use.
+//
+// # Authentication
+//
+// An Authenticator checks Authorization header values against a Store:
+//
+//   - Bearer: the key is looked up by its public id and the SHA-256 of the
+//     presented secret compared in constant time. A 256-bit random secret
+//     needs no slow hash: nobody can search its space. An unknown id or a
+//     secret of the wrong shape costs the same hash and comparison (against
+//     a dummy) as a known one. Key ids are not secret.
+//   - Basic: the password is verified with argon2id. An unknown user, a
+//     disabled user and a wrong password cost the same verification (an
+//     unknown user is verified against a dummy hash with the store's
+//     parameters). Successful verifications are cached in memory for
+//     Config.CacheTTL under an HMAC of user and password with a per-process
+//     random key; a hit is honoured only while the user record still has
+//     the generation it had when cached, so SetPassword, DisableUser and
+//     EnableUser take effect at once. Concurrent requests with the same
+//     credentials share one verification, and at most
+//     Config.MaxConcurrentHashes verifications run at a time, which bounds
+//     the memory argon2 takes (64 MiB each).
+//   - Failed credential checks (ErrInvalid) are counted per client in a
+//     sliding window; a client with Config.MaxFailures failures within
+//     Config.FailureWindow gets a *ThrottledError without its credentials
+//     being looked at, until the oldest of those failures leaves the
+//     window. IPv6 clients are counted per /64.
+//
+// Revoking a key, disabling a user or an account takes effect on the next
+// request: key and user records are read from the store on every request.
+//
+// # Concurrency
+//
+// A Store and an Authenticator are safe for concurrent use. Close the
+// Store once nothing uses it; methods called after Close return ErrClosed.
+package auth
