@@ -378,4 +378,68 @@ func TestPythonRequests(t *testing.T) {
 	}
 }
 
-var _ = http.StatusOK
+
+// rawHTTPS sends raw bytes on a TLS connection and returns the first
+// response line (or the error that ended the read).
+func rawHTTPS(t *testing.T, in *instance, req string) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(in.url, "https://"), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := conn.Write([]byte(req)); err != nil {
+		return "write: " + err.Error()
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return "read: " + err.Error()
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestHostileHTTP: a 1 GB body announced, a header flood, malformed
+// requests: clear answers, and the server keeps serving everyone else.
+func TestHostileHTTP(t *testing.T) {
+	in := start(t)
+	f := func(name, req, wantLine string) {
+		t.Helper()
+		if got := rawHTTPS(t, in, req); !strings.Contains(got, wantLine) {
+			t.Errorf("%s: got %q, want %q", name, got, wantLine)
+		}
+	}
+	auth := "Authorization: Bearer " + in.key + "\r\n"
+	f("1 GB body announced", "POST /apiv2/jsonrpc HTTP/1.1\r\nHost: x\r\n"+auth+"Content-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n{", "413")
+	f("header flood", "POST /apiv2/jsonrpc HTTP/1.1\r\nHost: x\r\n"+strings.Repeat("X-Flood: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", 2000)+"\r\n", "431")
+	f("garbage request line", "\x00\x01\x02 nonsense\r\n\r\n", "400")
+	f("unknown path", "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", "404")
+	f("GET on the endpoint", "GET /apiv2/jsonrpc HTTP/1.1\r\nHost: x\r\n"+auth+"\r\n", "405")
+	// a 1 GB chunked body is cut off at the limit
+	pr, pw := io.Pipe()
+	go func() {
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for i := 0; i < 1024; i++ {
+			if _, err := pw.Write(chunk); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	req, _ := http.NewRequest("POST", in.url+"/apiv2/jsonrpc", pr)
+	req.Header.Set("Authorization", "Bearer "+in.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Transport: tr, Timeout: 60 * time.Second}).Do(req)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != 413 {
+			t.Errorf("1 GB chunked body: %d, want 413", resp.StatusCode)
+		}
+	} // a reset connection is an acceptable answer too
+	pr.CloseWithError(io.ErrClosedPipe)
+	// everyone else is still served
+	if code, got := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"Jo, 1 Smith St, Melbourne VIC 3000"}}`); code != 200 || !strings.Contains(got, "matched") {
+		t.Errorf("after hostile requests: %d %s", code, got)
+	}
+}
