@@ -89,7 +89,7 @@ const (
 
 // Config tunes an Engine. The zero value is the documented default.
 type Config struct {
-	// CacheEntries is how many verdicts the cache holds: 0 means 1,000,000;
+	// CacheEntries is how many verdicts the cache holds: 0 means 500,000;
 	// a negative value turns the cache off.
 	CacheEntries int64
 }
@@ -109,7 +109,7 @@ func New(ref *Reference, cfg Config) (*Engine, error) {
 	if cfg.CacheEntries >= 0 {
 		n := cfg.CacheEntries
 		if n == 0 {
-			n = 1_000_000
+			n = 500_000
 		}
 		c, err := newVerdictCache(n)
 		if err != nil {

@@ -160,7 +160,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	detail := fs.Bool("detail", false, "add detail columns (parsed components, granularity, suggestion, faults)")
 	workers := fs.Int("workers", 0, "parallel workers (default: every core)")
 	output := fs.String("o", "-", "output file (default: stdout)")
-	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 1,000,000; -1: off)")
+	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 500,000; -1: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
