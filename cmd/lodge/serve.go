@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only with -debug-addr
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -29,8 +31,9 @@ func runServe(ctx context.Context, args []string) error {
 	demo := fs.Bool("demo", false, "create a demo account and API key and print a curl command that uses them")
 	maxBody := fs.Int("max-body-bytes", 32<<20, "largest request body accepted (HTTP 413 above)")
 	maxAddrs := fs.Int("max-addresses", 10_000, "most addresses in one addr_check call (JSON-RPC -32602 above)")
-	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 1,000,000; -1: off)")
+	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 500,000; -1: off)")
 	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
+	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (for example 127.0.0.1:6060); empty for none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -47,6 +50,14 @@ func runServe(ctx context.Context, args []string) error {
 		trusted = append(trusted, p.Masked())
 	}
 	log := slog.Default()
+	if *debugAddr != "" {
+		go func() {
+			log.Info("pprof", "addr", *debugAddr)
+			if err := http.ListenAndServe(*debugAddr, nil); err != nil {
+				log.Error("pprof", "err", err)
+			}
+		}()
+	}
 
 	// Opened in this order, closed in reverse: index, engine, accounts.
 	ix, err := rf.open(ctx, os.Stderr)

@@ -1,0 +1,324 @@
+package upload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Principal is who calls, as the server authenticated them.
+type Principal struct {
+	Account string
+	User    string // user name, or the API key id for Bearer calls
+}
+
+// Config tunes the upload handler. The zero value means the documented
+// defaults.
+type Config struct {
+	// MaxMultipartBytes is the combined size limit of a multipart upload
+	// (default 20 MB, as the specification sets).
+	MaxMultipartBytes int64
+	Host              string // reported in end_session's files[].host; default the hostname
+}
+
+// Handler serves the upload endpoints.
+type Handler struct {
+	store *Store
+	asm   Assembler
+	cfg   Config
+	log   *slog.Logger
+}
+
+// Assembler turns an ended session into a mailing: it validates the files
+// and metadata and commits the mailing (see Lodger). It is an interface so
+// that the handler can be tested on its own.
+type Assembler interface {
+	// End ends a session: it returns the answer, and whether the session
+	// was ended (false leaves it open for corrected files).
+	End(ss Session, files []File) (EndResult, error)
+}
+
+// NewHandler returns the upload endpoints over store, ending sessions with
+// asm.
+func NewHandler(store *Store, asm Assembler, cfg Config, log *slog.Logger) *Handler {
+	if cfg.MaxMultipartBytes <= 0 {
+		cfg.MaxMultipartBytes = 20 << 20
+	}
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{store: store, asm: asm, cfg: cfg, log: log}
+}
+
+var (
+	pathGetSession = []byte("/publicinterface/get_session_id.")
+	pathEndSession = []byte("/publicinterface/end_session.")
+	pathMultipart  = []byte("/publicinterface/mpf_upload")
+	pathPut        = []byte("/direct_upload/")
+)
+
+// IsUploadPath reports whether a request path belongs to the upload
+// interface.
+func IsUploadPath(p []byte) bool {
+	return bytes.HasPrefix(p, pathGetSession) || bytes.HasPrefix(p, pathEndSession) ||
+		bytes.Equal(p, pathMultipart) || bytes.HasPrefix(p, pathPut)
+}
+
+// IsStreamingPath reports whether a path's body is streamed to disk rather
+// than read into memory first.
+func IsStreamingPath(p []byte) bool {
+	return bytes.HasPrefix(p, pathPut) || bytes.Equal(p, pathMultipart)
+}
+
+// Serve answers an authenticated upload request.
+func (h *Handler) Serve(ctx *fasthttp.RequestCtx, p Principal) {
+	pth := ctx.Path()
+	switch {
+	case bytes.HasPrefix(pth, pathGetSession):
+		h.getSessionID(ctx, p, string(pth[len(pathGetSession):]))
+	case bytes.HasPrefix(pth, pathEndSession):
+		h.endSession(ctx, p, string(pth[len(pathEndSession):]))
+	case bytes.Equal(pth, pathMultipart):
+		h.multipart(ctx, p)
+	case bytes.HasPrefix(pth, pathPut):
+		h.put(ctx, p)
+	default:
+		ctx.Error("not found\n", fasthttp.StatusNotFound)
+	}
+}
+
+func reply(ctx *fasthttp.RequestCtx, f Format, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(f.ContentType())
+	ctx.SetBody(body)
+}
+
+func fail(ctx *fasthttp.RequestCtx, f Format, status int, format string, args ...any) {
+	reply(ctx, f, status, encodeError(f, status, fmt.Sprintf(format, args...)))
+}
+
+// getSessionID opens a session for the caller's account.
+func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
+	f, ok := ParseFormat(suffix)
+	if !ok {
+		fail(ctx, FormatText, fasthttp.StatusNotFound, "unknown format %q: use get_session_id.text, .json or .xml", suffix)
+		return
+	}
+	if !ctx.IsGet() && !ctx.IsPost() {
+		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "use GET")
+		return
+	}
+	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
+	if account == "" {
+		fail(ctx, f, fasthttp.StatusBadRequest, "the account parameter is required")
+		return
+	}
+	if account != p.Account {
+		fail(ctx, f, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+		return
+	}
+	ss, err := h.store.CreateSession(p.Account, p.User)
+	if err != nil {
+		h.internal(ctx, f, "create session", err)
+		return
+	}
+	reply(ctx, f, fasthttp.StatusOK, encodeSessionID(f, SessionIDResult{User: p.User, Account: p.Account, SessionID: ss.EPID}))
+}
+
+// session loads a session for a caller: 404 when there is none (or it
+// expired), 403 when it is another account's.
+func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid string) (Session, bool) {
+	ss, err := h.store.Session(epid)
+	switch {
+	case errors.Is(err, ErrNoSession):
+		fail(ctx, f, fasthttp.StatusNotFound, "no session %q", epid)
+		return ss, false
+	case err != nil:
+		h.internal(ctx, f, "read session", err)
+		return ss, false
+	case ss.Account != p.Account:
+		fail(ctx, f, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
+		return ss, false
+	case ss.State == StateExpired:
+		fail(ctx, f, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
+		return ss, false
+	}
+	return ss, true
+}
+
+// AcceptedExtensions are the file types the upload interface takes.
+var AcceptedExtensions = []string{"pdf", "ps", "xps", "json", "xml", "zip"}
+
+// CheckName checks an uploaded file's name and returns its extension, or
+// the HTTP status and message the specification gives for what is wrong:
+// 400 for a path, 500 for no extension, 403 for a type not accepted.
+func CheckName(name string) (ext string, status int, msg string) {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return "", fasthttp.StatusBadRequest, "a file name is required"
+	case strings.ContainsAny(name, "/\\") || strings.Contains(name, ".."):
+		return "", fasthttp.StatusBadRequest, fmt.Sprintf("file name %q contains a path; send the name alone", name)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", fasthttp.StatusBadRequest, "file name contains control characters"
+	case len(name) > 255:
+		return "", fasthttp.StatusBadRequest, "file name longer than 255 bytes"
+	}
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 || i == len(name)-1 {
+		return "", fasthttp.StatusInternalServerError, fmt.Sprintf("file name %q has no extension", name)
+	}
+	ext = strings.ToLower(name[i+1:])
+	for _, a := range AcceptedExtensions {
+		if ext == a {
+			return ext, 0, ""
+		}
+	}
+	return "", fasthttp.StatusForbidden, fmt.Sprintf("file type .%s is not accepted: send pdf, ps, xps, json, xml or zip", ext)
+}
+
+// put stores one file: PUT /direct_upload/<session>/<filename>.
+func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
+	f := FormatText
+	if !ctx.IsPut() && !ctx.IsPost() {
+		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "upload files with PUT")
+		return
+	}
+	// split the raw path: an encoded slash in the name is still a path
+	raw := string(ctx.Request.URI().PathOriginal())
+	raw = strings.TrimPrefix(raw, string(pathPut))
+	epid, rawName, ok := strings.Cut(raw, "/")
+	if !ok {
+		fail(ctx, f, fasthttp.StatusBadRequest, "PUT /direct_upload/<session>/<filename>")
+		return
+	}
+	name, err := url.PathUnescape(rawName)
+	if err != nil {
+		fail(ctx, f, fasthttp.StatusBadRequest, "file name is not a valid URL path segment")
+		return
+	}
+	ss, ok := h.session(ctx, f, p, epid)
+	if !ok {
+		return
+	}
+	ext, status, msg := CheckName(name)
+	if status != 0 {
+		fail(ctx, f, status, "%s", msg)
+		return
+	}
+	file, status, msg := h.receive(ss, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
+	if status != 0 {
+		if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusForbidden {
+			ctx.SetConnectionClose() // the rest of the body is not read
+		}
+		fail(ctx, f, status, "%s", msg)
+		return
+	}
+	reply(ctx, f, fasthttp.StatusCreated, []byte(fmt.Sprintf("%s %d %s\n", file.Name, file.Size, file.SHA1)))
+}
+
+// bodyReader streams the request body whether fasthttp buffered it or not.
+func bodyReader(ctx *fasthttp.RequestCtx) io.Reader {
+	if r := ctx.RequestBodyStream(); r != nil {
+		return r
+	}
+	return bytes.NewReader(ctx.PostBody())
+}
+
+// receive stores a file whose name was checked, checking its content
+// against its extension first.
+func (h *Handler) receive(ss Session, name, ext string, declared int, body io.Reader) (File, int, string) {
+	check := func(head []byte) (string, error) { return checkContent(name, ext, head) }
+	file, err := h.store.PutFile(ss, name, int64(declared), body, check)
+	var rejected *rejectedError
+	switch {
+	case err == nil:
+		return file, 0, ""
+	case errors.As(err, &rejected):
+		return file, fasthttp.StatusForbidden, rejected.Error()
+	case errors.Is(err, ErrTooLarge):
+		return file, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)
+	case errors.Is(err, ErrSessionClosed):
+		return file, fasthttp.StatusConflict, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)
+	default:
+		h.log.Error("upload", "session", ss.EPID, "file", name, "err", err)
+		return file, fasthttp.StatusInternalServerError, "the file could not be stored: " + err.Error()
+	}
+}
+
+// endSession ends a session: GET /publicinterface/end_session.<fmt>?session_id=.
+func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
+	f, ok := ParseFormat(suffix)
+	if !ok {
+		fail(ctx, FormatText, fasthttp.StatusNotFound, "unknown format %q: use end_session.text, .json or .xml", suffix)
+		return
+	}
+	epid := strings.TrimSpace(string(ctx.QueryArgs().Peek("session_id")))
+	if epid == "" {
+		fail(ctx, f, fasthttp.StatusBadRequest, "the session_id parameter is required")
+		return
+	}
+	ss, ok := h.session(ctx, f, p, epid)
+	if !ok {
+		return
+	}
+	res, err := h.end(ss)
+	if err != nil {
+		h.internal(ctx, f, "end session", err)
+		return
+	}
+	status := fasthttp.StatusOK
+	if res.Result != "ok" {
+		status = fasthttp.StatusBadRequest
+	}
+	reply(ctx, f, status, encodeEnd(f, res))
+}
+
+// end ends a session once: a second call answers as the first did.
+func (h *Handler) end(ss Session) (EndResult, error) {
+	mu := h.store.lock(ss.EPID)
+	mu.Lock()
+	defer mu.Unlock()
+	cur, err := h.store.Session(ss.EPID)
+	if err != nil {
+		return EndResult{}, err
+	}
+	if cur.State == StateEnded && cur.Result != nil {
+		return *cur.Result, nil
+	}
+	files, err := h.store.Files(ss.EPID)
+	if err != nil {
+		return EndResult{}, err
+	}
+	return h.asm.End(cur, files)
+}
+
+// EndFiles lists files as end_session reports them.
+func (h *Handler) EndFiles(epid string, files []File) []EndFile {
+	out := make([]EndFile, 0, len(files))
+	for _, f := range files {
+		apath := f.Name
+		if f.Archive != "" {
+			apath = f.Archive + "!" + f.Name
+		}
+		out = append(out, EndFile{Name: f.Name, Size: f.Size, Received: f.Received, Declared: f.Declared, Chunks: f.Chunks,
+			Intent: f.Intent, First: f.First, Last: f.Last, Host: h.cfg.Host, APath: apath,
+			GPath: path.Join("blobs", epid, f.Blob), SHA1: f.SHA1})
+	}
+	return out
+}
+
+func (h *Handler) internal(ctx *fasthttp.RequestCtx, f Format, what string, err error) {
+	h.log.Error("upload: "+what, "err", err)
+	fail(ctx, f, fasthttp.StatusInternalServerError, "%s failed; retry later", what)
+}

@@ -1,0 +1,496 @@
+package upload
+
+import (
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/segmentio/encoding/json"
+)
+
+// Errors of the store; test with errors.Is.
+var (
+	ErrNoSession     = errors.New("no such session")
+	ErrSessionClosed = errors.New("session is not open")
+	ErrTooLarge      = errors.New("upload larger than the limit")
+	ErrNotFound      = errors.New("not found")
+)
+
+const (
+	prefix        = "upload/v1/"
+	sessionPrefix = prefix + "session/"
+	filePrefix    = prefix + "file/"
+	packPrefix    = prefix + "pack/"
+	letterPrefix  = prefix + "letter/"
+	jobPrefix     = prefix + "job/"
+	autoPrefix    = prefix + "auto/"
+	refPrefix     = prefix + "ref/"
+)
+
+// Session states.
+const (
+	StateOpen    = "open"
+	StateEnded   = "ended"
+	StateExpired = "expired"
+)
+
+// Session is one upload session (EPID).
+type Session struct {
+	EPID    string    `json:"epid"`
+	Account string    `json:"account"`
+	User    string    `json:"user"` // user name or API key id
+	State   string    `json:"state"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+	Ended   time.Time `json:"ended,omitempty"`
+	// Result is the end_session answer once the session ended, so that
+	// end_session is idempotent.
+	Result *EndResult `json:"result,omitempty"`
+}
+
+// File is one file received in a session. JSON names are the ones the
+// service in the field uses in end_session answers.
+type File struct {
+	Name     string  `json:"name"`
+	Size     int64   `json:"sz"`      // bytes stored
+	Received int64   `json:"upld_sz"` // bytes received in the last upload of the name
+	Declared int64   `json:"cl_sz"`   // Content-Length declared (-1 when chunked)
+	Chunks   int     `json:"chunks"`  // uploads of this name in the session
+	Intent   int     `json:"intent"`  // what the file is used as: see Intent*
+	First    float64 `json:"first"`   // Unix time of the first upload of the name
+	Last     float64 `json:"last"`    // Unix time of the last upload
+	SHA1     string  `json:"sha1"`
+	Kind     string  `json:"kind"`            // pdf, ps, xps, json, xml, zip
+	Pages    int     `json:"pages,omitempty"` // page count of a document, once known
+	Blob     string  `json:"blob"`            // blob file name under blobs/<epid>/
+	Archive  string  `json:"archive,omitempty"`
+}
+
+// Intent values: what a file is used as in its mailing.
+const (
+	IntentUnknown    = 0
+	IntentDocument   = 1 // a letter's document
+	IntentMetadata   = 2
+	IntentAttachment = 3
+	IntentArchive    = 4 // a ZIP unpacked into the session
+	IntentUnused     = 5 // uploaded but not part of the mailing
+)
+
+// Options tune a Store. The zero value means the documented defaults.
+type Options struct {
+	// MaxFileBytes bounds one uploaded file (default 1 GiB).
+	MaxFileBytes int64
+	// SessionTTL is how long a session stays open (default 24 h).
+	SessionTTL time.Duration
+	Now        func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 1 << 30
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Store keeps sessions, files, mailings and letters.
+type Store struct {
+	dir   string
+	db    *pebble.DB
+	opt   Options
+	locks [256]sync.Mutex
+}
+
+// Open opens (creating) the store in dir and removes what an interrupted
+// upload left behind: temporary files and blobs without a record.
+func Open(dir string, opt Options) (*Store, error) {
+	opt = opt.withDefaults()
+	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o750); err != nil {
+		return nil, err
+	}
+	db, err := pebble.Open(filepath.Join(dir, "db"), &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("upload store %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, db: db, opt: opt}
+	if err := s.recover(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Options returns the store's options with defaults applied.
+func (s *Store) Options() Options { return s.opt }
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{})  {}
+func (quietLogger) Errorf(string, ...interface{}) {}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+func (s *Store) lock(epid string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(epid))
+	return &s.locks[h.Sum32()%uint32(len(s.locks))]
+}
+
+// recover removes temporary files and unreferenced blobs.
+func (s *Store) recover() error {
+	referenced := map[string]bool{}
+	err := s.scan(filePrefix, func(k, v []byte) error {
+		var f File
+		if err := json.Unmarshal(v, &f); err != nil {
+			return err
+		}
+		rest := strings.TrimPrefix(string(k), filePrefix)
+		epid, _, _ := strings.Cut(rest, "/")
+		referenced[epid+"/"+f.Blob] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	root := filepath.Join(s.dir, "blobs")
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(root, d.Name()))
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !referenced[d.Name()+"/"+e.Name()] {
+				os.Remove(filepath.Join(root, d.Name(), e.Name()))
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) scan(prefix string, fn func(k, v []byte) error) error {
+	end := []byte(prefix)
+	end[len(end)-1]++
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: end})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+func (s *Store) get(key string, v any) error {
+	b, closer, err := s.db.Get([]byte(key))
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return ErrNotFound
+		}
+		return err
+	}
+	defer closer.Close()
+	return json.Unmarshal(b, v)
+}
+
+// Tx collects writes committed together with a synced batch.
+type Tx struct {
+	b   *pebble.Batch
+	err error
+}
+
+func (t *Tx) put(key string, v any) {
+	if t.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.err = err
+		return
+	}
+	t.err = t.b.Set([]byte(key), b, nil)
+}
+
+func (t *Tx) del(key string) {
+	if t.err == nil {
+		t.err = t.b.Delete([]byte(key), nil)
+	}
+}
+
+// PutSession records a session.
+func (t *Tx) PutSession(ss Session) { t.put(sessionPrefix+ss.EPID, ss) }
+
+// PutFile records a file of a session.
+func (t *Tx) PutFile(epid string, f File) { t.put(filePrefix+epid+"/"+f.Name, f) }
+
+// PutPack records a mailing.
+func (t *Tx) PutPack(p Pack) { t.put(packPrefix+p.EPID, p) }
+
+// PutLetter records a letter and indexes it by reference.
+func (t *Tx) PutLetter(l Letter) {
+	t.put(fmt.Sprintf("%s%s/%06d", letterPrefix, l.EPID, l.Idx), l)
+	if l.Reference != "" {
+		t.put(fmt.Sprintf("%s%s/%s/%s/%06d", refPrefix, l.Account, refKey(l.Reference), l.EPID, l.Idx), l.Idx)
+	}
+}
+
+// AddJob queues a lodgement job for a mailing.
+func (t *Tx) AddJob(epid string, now time.Time) {
+	t.put(fmt.Sprintf("%s%016x%s", jobPrefix, now.UnixNano(), epid), epid)
+}
+
+// AddAuto queues a mailing for the auto processor.
+func (t *Tx) AddAuto(epid string) { t.put(autoPrefix+epid, epid) }
+
+func (t *Tx) deleteKey(key string) { t.del(key) }
+
+// refKey escapes a customer reference for use inside a key.
+func refKey(r string) string { return hex.EncodeToString([]byte(r)) }
+
+// Update runs fn and commits its writes atomically with fsync.
+func (s *Store) Update(fn func(t *Tx) error) error {
+	t := &Tx{b: s.db.NewBatch()}
+	defer t.b.Close()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if t.err != nil {
+		return t.err
+	}
+	return t.b.Commit(pebble.Sync)
+}
+
+// CreateSession opens a new session for an account's user.
+func (s *Store) CreateSession(account, user string) (Session, error) {
+	epid, err := NewEPID()
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.opt.Now().UTC()
+	ss := Session{EPID: epid, Account: account, User: user, State: StateOpen, Created: now, Expires: now.Add(s.opt.SessionTTL)}
+	err = s.Update(func(t *Tx) error { t.PutSession(ss); return nil })
+	return ss, err
+}
+
+// Session returns a session; ErrNoSession when there is none.
+func (s *Store) Session(epid string) (Session, error) {
+	if !ValidEPID(epid) {
+		return Session{}, ErrNoSession
+	}
+	var ss Session
+	if err := s.get(sessionPrefix+epid, &ss); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Session{}, ErrNoSession
+		}
+		return Session{}, err
+	}
+	if ss.State == StateOpen && s.opt.Now().After(ss.Expires) {
+		ss.State = StateExpired
+	}
+	return ss, nil
+}
+
+// Files returns a session's files in the order they were first uploaded.
+func (s *Store) Files(epid string) ([]File, error) {
+	var out []File
+	err := s.scan(filePrefix+epid+"/", func(k, v []byte) error {
+		var f File
+		if err := json.Unmarshal(v, &f); err != nil {
+			return err
+		}
+		out = append(out, f)
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].First < out[j].First })
+	return out, err
+}
+
+// BlobPath returns where a file's content is stored.
+func (s *Store) BlobPath(epid string, f File) string {
+	return filepath.Join(s.dir, "blobs", epid, f.Blob)
+}
+
+// HeadSize is how many leading bytes PutFile hands to its check before it
+// stores anything.
+const HeadSize = 8 << 10
+
+// PutFile stores body as the file name of an open session, replacing an
+// earlier upload of the same name. check sees the first HeadSize bytes (or
+// all of a shorter body) before anything is stored and may refuse the file.
+// The returned record is committed and its content synced.
+func (s *Store) PutFile(ss Session, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error)) (File, error) {
+	mu := s.lock(ss.EPID)
+	mu.Lock()
+	defer mu.Unlock()
+	cur, err := s.Session(ss.EPID)
+	if err != nil {
+		return File{}, err
+	}
+	if cur.State != StateOpen {
+		return File{}, ErrSessionClosed
+	}
+	if declared > s.opt.MaxFileBytes {
+		return File{}, ErrTooLarge
+	}
+	head := make([]byte, HeadSize)
+	n, err := io.ReadFull(body, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return File{}, err
+	}
+	head = head[:n]
+	kind, err := check(head)
+	if err != nil {
+		return File{}, err
+	}
+	dir := filepath.Join(s.dir, "blobs", ss.EPID)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return File{}, err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return File{}, err
+	}
+	defer func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha1.New()
+	w := io.MultiWriter(tmp, h)
+	if _, err := w.Write(head); err != nil {
+		return File{}, err
+	}
+	rest, err := io.Copy(w, io.LimitReader(body, s.opt.MaxFileBytes-int64(n)+1))
+	if err != nil {
+		return File{}, fmt.Errorf("receiving %s: %w", name, err)
+	}
+	size := int64(n) + rest
+	if size > s.opt.MaxFileBytes {
+		return File{}, ErrTooLarge
+	}
+	if declared >= 0 && size != declared {
+		return File{}, fmt.Errorf("received %d bytes, Content-Length said %d", size, declared)
+	}
+	if err := tmp.Sync(); err != nil {
+		return File{}, err
+	}
+	if err := tmp.Close(); err != nil {
+		return File{}, err
+	}
+	blob := randomName() + ".blob"
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, blob)); err != nil {
+		return File{}, err
+	}
+	tmp = nil
+	if err := syncDir(dir); err != nil {
+		return File{}, err
+	}
+	var prev File
+	hadPrev := s.get(filePrefix+ss.EPID+"/"+name, &prev) == nil
+	now := float64(s.opt.Now().UnixNano()) / 1e9
+	f := File{Name: name, Size: size, Received: size, Declared: declared, Chunks: 1, First: now, Last: now,
+		SHA1: hex.EncodeToString(h.Sum(nil)), Kind: kind, Blob: blob}
+	if hadPrev {
+		f.Chunks, f.First = prev.Chunks+1, prev.First
+	}
+	if err := s.Update(func(t *Tx) error { t.PutFile(ss.EPID, f); return nil }); err != nil {
+		os.Remove(filepath.Join(dir, blob))
+		return File{}, err
+	}
+	if hadPrev && prev.Blob != blob {
+		os.Remove(filepath.Join(dir, prev.Blob))
+	}
+	return f, nil
+}
+
+func randomName() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ExpireSessions deletes the files of sessions whose time ran out while
+// open and marks them expired. It returns how many it expired.
+func (s *Store) ExpireSessions() (int, error) {
+	now := s.opt.Now()
+	var expired []Session
+	err := s.scan(sessionPrefix, func(k, v []byte) error {
+		var ss Session
+		if err := json.Unmarshal(v, &ss); err != nil {
+			return err
+		}
+		if ss.State == StateOpen && now.After(ss.Expires) {
+			expired = append(expired, ss)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, ss := range expired {
+		mu := s.lock(ss.EPID)
+		mu.Lock()
+		files, err := s.Files(ss.EPID)
+		if err == nil {
+			ss.State = StateExpired
+			err = s.Update(func(t *Tx) error {
+				t.PutSession(ss)
+				for _, f := range files {
+					t.deleteKey(filePrefix + ss.EPID + "/" + f.Name)
+				}
+				return nil
+			})
+		}
+		if err == nil {
+			os.RemoveAll(filepath.Join(s.dir, "blobs", ss.EPID))
+		}
+		mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+	}
+	return len(expired), nil
+}
