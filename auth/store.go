@@ -130,7 +130,7 @@ func openStore(dir string, params argonParams) (*Store, error) {
 	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
 	if err != nil {
 		if isLockError(err) {
-			return nil, fmt.Errorf("auth store %s is in use by another process (is lodge serve running? stop it first): %w", dir, err)
+			return nil, &inUseError{dir: dir, err: err}
 		}
 		return nil, fmt.Errorf("auth store %s: %w", dir, err)
 	}
@@ -158,6 +158,19 @@ func openStore(dir string, params argonParams) (*Store, error) {
 	s.realm = m.Realm
 	return s, nil
 }
+
+// inUseError is Open's error when another process (or another Store in
+// this one) holds the store; OpenAdmin then tries the admin socket.
+type inUseError struct {
+	dir string
+	err error
+}
+
+func (e *inUseError) Error() string {
+	return fmt.Sprintf("auth store %s is in use by another process (is lodge serve running? stop it first): %v", e.dir, e.err)
+}
+
+func (e *inUseError) Unwrap() error { return e.err }
 
 // isLockError says whether pebble.Open failed on its directory lock: held
 // by another process (fcntl gives EAGAIN or EACCES) or by this one.

@@ -1,6 +1,7 @@
 // The account, user and key commands: they manage the auth store
 // (<data-dir>/auth). pebble lets one process open the store at a time, so
-// they run while lodge serve is stopped.
+// while lodge serve holds it they go through its admin socket
+// (<data-dir>/admin.sock); auth.OpenAdmin picks.
 
 package main
 
@@ -92,16 +93,16 @@ func (c *authCommand) parse(args []string, positional int) error {
 	return nil
 }
 
-// open opens the auth store. For listing, a store that does not exist is
-// reported as nil rather than made.
-func (c *authCommand) open(create bool) (*auth.Store, error) {
-	dir := filepath.Join(c.dataDir, "auth")
+// open opens the auth store, or the admin socket of the lodge serve that
+// holds it; done closes what was opened. For listing, a store that does
+// not exist is reported as nil rather than made.
+func (c *authCommand) open(create bool) (s auth.Admin, done func() error, err error) {
 	if !create {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
+		if _, err := os.Stat(filepath.Join(c.dataDir, "auth")); errors.Is(err, os.ErrNotExist) {
+			return nil, nil, nil
 		}
 	}
-	return auth.Open(dir)
+	return auth.OpenAdmin(c.dataDir)
 }
 
 func runAccount(args []string) error {
@@ -118,11 +119,11 @@ func runAccount(args []string) error {
 		if err := c.parse(args[1:], 1); err != nil {
 			return err
 		}
-		s, err := c.open(true)
+		s, done, err := c.open(true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer done()
 		a, err := s.AddAccount(c.args[0], name)
 		if err != nil {
 			return err
@@ -134,14 +135,14 @@ func runAccount(args []string) error {
 		if err := c.parse(args[1:], 0); err != nil {
 			return err
 		}
-		s, err := c.open(false)
+		s, done, err := c.open(false)
 		if err != nil || s == nil {
 			if err == nil {
 				fmt.Fprintln(os.Stderr, "no accounts yet")
 			}
 			return err
 		}
-		defer s.Close()
+		defer done()
 		accts, err := s.Accounts()
 		if err != nil {
 			return err
@@ -161,11 +162,11 @@ func runAccount(args []string) error {
 		if err := c.parse(args[1:], 1); err != nil {
 			return err
 		}
-		s, err := c.open(true)
+		s, done, err := c.open(true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer done()
 		if sub == "disable" {
 			err = s.DisableAccount(c.args[0])
 		} else {
@@ -210,11 +211,11 @@ func runUser(args []string) error {
 		if sub == "add" && !auth.ValidUserName(name) {
 			return fmt.Errorf("user name %q: want 1 to 64 of A-Z a-z 0-9 . _ @ -", name)
 		}
-		s, err := c.open(true)
+		s, done, err := c.open(true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer done()
 		// Say what is wrong before asking for a password.
 		if sub == "add" {
 			if _, err := s.Account(account); err != nil {
@@ -248,11 +249,11 @@ func runUser(args []string) error {
 		if err := c.parse(args[1:], 1); err != nil {
 			return err
 		}
-		s, err := c.open(true)
+		s, done, err := c.open(true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer done()
 		if sub == "disable" {
 			err = s.DisableUser(c.args[0])
 		} else {
@@ -271,14 +272,14 @@ func runUser(args []string) error {
 		if err := c.parse(args[1:], 0); err != nil {
 			return err
 		}
-		s, err := c.open(false)
+		s, done, err := c.open(false)
 		if err != nil || s == nil {
 			if err == nil {
 				fmt.Fprintln(os.Stderr, "no users")
 			}
 			return err
 		}
-		defer s.Close()
+		defer done()
 		users, err := s.Users(account)
 		if err != nil {
 			return err
@@ -320,11 +321,11 @@ func runKey(args []string) error {
 			c.fs.Usage()
 			return errors.New("key create: -account is required")
 		}
-		s, err := c.open(true)
+		s, done, err := c.open(true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer done()
 		secret, k, err := s.CreateKey(account, label)
 		if err != nil {
 			return err
@@ -343,14 +344,14 @@ func runKey(args []string) error {
 		if err := c.parse(args[1:], 0); err != nil {
 			return err
 		}
-		s, err := c.open(false)
+		s, done, err := c.open(false)
 		if err != nil || s == nil {
 			if err == nil {
 				fmt.Fprintln(os.Stderr, "no keys")
 			}
 			return err
 		}
-		defer s.Close()
+		defer done()
 		keys, err := s.Keys(account)
 		if err != nil {
 			return err
@@ -374,11 +375,11 @@ func runKey(args []string) error {
 		if err := c.parse(args[1:], 1); err != nil {
 			return err
 		}
-		s, err := c.open(true)
+		s, done, err := c.open(true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer done()
 		if err := s.RevokeKey(c.args[0]); err != nil {
 			return err
 		}

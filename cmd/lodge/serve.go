@@ -75,6 +75,15 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
+	// The account, user and key commands reach the store through this
+	// socket while we hold it; stop runs before store.Close.
+	adminSock := filepath.Join(rf.dataDir, "admin.sock")
+	stopAdmin, err := auth.ServeAdmin(ctx, store, adminSock)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	log.Info("admin socket", "path", adminSock)
 	authn := auth.NewAuthenticator(store, auth.Config{})
 
 	srv, err := server.New(server.Config{
