@@ -112,6 +112,13 @@ type Store struct {
 	dummyOnce sync.Once
 	dummy     string // PHC hash of a random password with params
 
+	// rcache holds decoded records the authentication path reads, so a
+	// request costs no pebble read. Every write clears it; rgen tells a
+	// reader that raced with a write not to store what it read.
+	rmu    sync.RWMutex
+	rgen   uint64
+	rcache map[string]cachedRecord
+
 	now func() time.Time
 }
 
@@ -214,8 +221,56 @@ func (s *Store) write(fn func(b *pebble.Batch) error) error {
 		if err := fn(b); err != nil {
 			return err
 		}
-		return b.Commit(pebble.Sync)
+		err := b.Commit(pebble.Sync)
+		s.rmu.Lock()
+		s.rgen++
+		clear(s.rcache)
+		s.rmu.Unlock()
+		return err
 	})
+}
+
+// cachedRecord is a decoded record, or its absence.
+type cachedRecord struct {
+	v  any
+	ok bool
+}
+
+// maxCachedRecords bounds the read cache; past it, the cache starts over.
+const maxCachedRecords = 100_000
+
+// getCached reads the record at key through the read cache.
+func getCached[T any](s *Store, key string) (T, bool, error) {
+	s.rmu.RLock()
+	c, hit := s.rcache[key]
+	gen := s.rgen
+	s.rmu.RUnlock()
+	if hit {
+		if !c.ok {
+			var zero T
+			return zero, false, nil
+		}
+		return c.v.(T), true, nil
+	}
+	var v T
+	var ok bool
+	err := s.read(func() error {
+		var err error
+		v, ok, err = getJSON[T](s.db, key)
+		return err
+	})
+	if err != nil {
+		return v, false, err
+	}
+	s.rmu.Lock()
+	if s.rgen == gen {
+		if s.rcache == nil || len(s.rcache) >= maxCachedRecords {
+			s.rcache = make(map[string]cachedRecord)
+		}
+		s.rcache[key] = cachedRecord{v: v, ok: ok}
+	}
+	s.rmu.Unlock()
+	return v, ok, nil
 }
 
 // ---- accounts
@@ -342,13 +397,7 @@ func (s *Store) setAccountDisabled(code string, disabled bool) error {
 
 // accountActive says whether the account exists and is not disabled.
 func (s *Store) accountActive(code string) (bool, error) {
-	var a Account
-	var ok bool
-	err := s.read(func() error {
-		var err error
-		a, ok, err = getJSON[Account](s.db, accountPrefix+code)
-		return err
-	})
+	a, ok, err := getCached[Account](s, accountPrefix+code)
 	return ok && !a.Disabled, err
 }
 
@@ -437,14 +486,7 @@ func (s *Store) User(name string) (User, error) {
 }
 
 func (s *Store) userRecord(name string) (userRecord, bool, error) {
-	var rec userRecord
-	var ok bool
-	err := s.read(func() error {
-		var err error
-		rec, ok, err = getJSON[userRecord](s.db, userPrefix+name)
-		return err
-	})
-	return rec, ok, err
+	return getCached[userRecord](s, userPrefix+name)
 }
 
 // SetPassword replaces a user's password (and Digest HA1 values). Cached
@@ -549,14 +591,7 @@ func (s *Store) Key(id string) (Key, error) {
 }
 
 func (s *Store) keyRecord(id string) (keyRecord, bool, error) {
-	var rec keyRecord
-	var ok bool
-	err := s.read(func() error {
-		var err error
-		rec, ok, err = getJSON[keyRecord](s.db, keyPrefix+id)
-		return err
-	})
-	return rec, ok, err
+	return getCached[keyRecord](s, keyPrefix+id)
 }
 
 // Keys returns the keys of an account, revoked ones too, oldest first;
