@@ -72,7 +72,7 @@ type Config struct {
 	// 100,000, the one that failed least recently is forgotten first.
 	MaxClients int
 	// MaxConcurrentHashes bounds the password verifications running at a
-	// time (each takes 64 MiB); default GOMAXPROCS.
+	// time (each takes 19 MiB); default GOMAXPROCS.
 	MaxConcurrentHashes int
 	// Now is the clock; default time.Now.
 	Now func() time.Time

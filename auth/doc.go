@@ -14,7 +14,7 @@
 //   - Users: a name (1 to 64 of A-Z a-z 0-9 . _ @ -, compared exactly), the
 //     account they belong to, whether they are disabled and their password
 //     as an argon2id hash in PHC form
-//     ($argon2id$v=19$m=65536,t=1,p=2$<salt>$<hash>, salt and hash base64
+//     ($argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>, salt and hash base64
 //     without padding). The parameters travel in the hash, so they can be
 //     raised later without invalidating stored passwords. Alongside it, for
 //     HTTP Digest (RFC 7616), the hex HA1 values H(user:realm:password) for
@@ -106,7 +106,7 @@
 //     EnableUser take effect at once. Concurrent requests with the same
 //     credentials share one verification, and at most
 //     Config.MaxConcurrentHashes verifications run at a time, which bounds
-//     the memory argon2 takes (64 MiB each).
+//     the memory argon2 takes (19 MiB each).
 //   - Failed credential checks (ErrInvalid) are counted per client in a
 //     sliding window; a client with Config.MaxFailures failures within
 //     Config.FailureWindow gets a *ThrottledError without its credentials
