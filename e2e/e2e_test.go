@@ -378,7 +378,6 @@ func TestPythonRequests(t *testing.T) {
 	}
 }
 
-
 // rawHTTPS sends raw bytes on a TLS connection and returns the first
 // response line (or the error that ended the read).
 func rawHTTPS(t *testing.T, in *instance, req string) string {
