@@ -503,6 +503,10 @@ func (srv *adminServer) accept() {
 // handle serves one connection: one request, one response.
 func (srv *adminServer) handle(c *net.UnixConn) {
 	if err := checkPeer(c, srv.uid); err != nil {
+		// Read the request before refusing it: closing with it unread
+		// resets the connection, and the client would see a broken pipe
+		// instead of the refusal.
+		readAdminLine(c, maxAdminRequest)
 		c.Write(encodeResponse(nil, err))
 		return
 	}

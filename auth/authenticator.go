@@ -16,8 +16,10 @@ import (
 	"time"
 )
 
-// Errors of Authenticate. Every one of them means 401 except ErrThrottled
-// (429, with the RetryAfter of the *ThrottledError).
+// Errors of Authenticate and AuthenticateRequest. Every one of them means
+// 401 except ErrThrottled (429, with the RetryAfter of the
+// *ThrottledError). AuthenticateRequest also returns ErrStaleNonce (401
+// with a fresh Digest challenge marked stale=true).
 var (
 	ErrMissing     = errors.New("no credentials")
 	ErrMalformed   = errors.New("malformed Authorization header")
@@ -43,14 +45,15 @@ func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
 const (
 	MethodBearer = "bearer"
 	MethodBasic  = "basic"
+	MethodDigest = "digest"
 )
 
 // Principal is who a request authenticated as.
 type Principal struct {
 	Account string // account code
-	User    string // user name (Basic), or ""
+	User    string // user name (Basic or Digest), or ""
 	KeyID   string // API key id (Bearer), or ""
-	Method  string // MethodBearer or MethodBasic
+	Method  string // MethodBearer, MethodBasic or MethodDigest
 }
 
 // Config tunes an Authenticator. The zero value means the defaults given
@@ -76,6 +79,18 @@ type Config struct {
 	MaxConcurrentHashes int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+
+	// Digest makes AuthenticateRequest accept HTTP Digest (RFC 7616) and
+	// DigestChallenges offer it; default false. Authenticate never
+	// accepts Digest.
+	Digest bool
+	// NonceTTL is how long a Digest nonce is accepted after it was
+	// issued; default 5 minutes.
+	NonceTTL time.Duration
+	// MaxNonces bounds the Digest nonces whose nonce counts are
+	// remembered; default 100,000, the one first used longest ago is
+	// forgotten first (and refused as stale from then on).
+	MaxNonces int
 }
 
 func (c Config) withDefaults(s *Store) Config {
@@ -103,6 +118,12 @@ func (c Config) withDefaults(s *Store) Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.NonceTTL <= 0 {
+		c.NonceTTL = 5 * time.Minute
+	}
+	if c.MaxNonces <= 0 {
+		c.MaxNonces = 100_000
+	}
 	return c
 }
 
@@ -126,9 +147,13 @@ type Authenticator struct {
 	flightMu sync.Mutex
 	flight   map[[32]byte]*flightCall
 
-	// Test hooks: every password and key check goes through these.
-	verifyPW func(phc string, password []byte) bool
-	checkKey func(want, token []byte) bool
+	digest digestState // see digest.go
+
+	// Test hooks: every password, key and Digest response check goes
+	// through these.
+	verifyPW    func(phc string, password []byte) bool
+	checkKey    func(want, token []byte) bool
+	checkDigest func(ha1 []byte, d *digestCreds, method []byte) bool
 }
 
 // NewAuthenticator returns an Authenticator over s. It makes the dummy hash
@@ -155,6 +180,7 @@ func NewAuthenticator(s *Store, cfg Config) *Authenticator {
 	rand.Read(key)
 	a.hmacPool.New = func() any { return hmac.New(sha256.New, key) }
 	rand.Read(a.dummyKey[:])
+	a.initDigest()
 	s.dummyHash()
 	return a
 }
@@ -179,26 +205,37 @@ func quote(s string) string {
 // for no credentials, ErrMalformed for a header that is not exactly one
 // Bearer or Basic credential, ErrUnsupported for Digest, ErrInvalid for
 // credentials that do not authenticate, a *ThrottledError when the client
-// failed too often, or an error of the store.
+// failed too often, or an error of the store. AuthenticateRequest also
+// takes Digest.
 func (a *Authenticator) Authenticate(authorization []byte, client string) (Principal, error) {
+	return a.authenticate(authorization, nil, nil, false, client)
+}
+
+func (a *Authenticator) authenticate(authorization, method, uri []byte, digest bool, client string) (Principal, error) {
 	if a.thr != nil {
 		if d := a.thr.blocked(client, a.cfg.Now()); d > 0 {
 			return Principal{}, &ThrottledError{RetryAfter: d}
 		}
 	}
-	p, err := a.check(authorization)
+	p, err := a.check(authorization, method, uri, digest)
 	if a.thr != nil && errors.Is(err, ErrInvalid) {
 		a.thr.fail(client, a.cfg.Now())
 	}
 	return p, err
 }
 
-func (a *Authenticator) check(h []byte) (Principal, error) {
+// check checks one header value; digest says whether Digest credentials
+// for a request with method and uri are accepted.
+func (a *Authenticator) check(h, method, uri []byte, digest bool) (Principal, error) {
 	h = bytes.Trim(h, " \t")
 	if len(h) == 0 {
 		return Principal{}, ErrMissing
 	}
-	if len(h) > maxAuthorizationBytes {
+	limit := maxAuthorizationBytes
+	if digest {
+		limit = maxDigestBytes
+	}
+	if len(h) > limit {
 		return Principal{}, ErrMalformed
 	}
 	scheme, cred := h, []byte(nil)
@@ -207,7 +244,12 @@ func (a *Authenticator) check(h []byte) (Principal, error) {
 	}
 	switch {
 	case bytes.EqualFold(scheme, []byte("Digest")):
-		return Principal{}, ErrUnsupported
+		if !digest {
+			return Principal{}, ErrUnsupported
+		}
+		return a.digestAuth(cred, method, uri)
+	case len(h) > maxAuthorizationBytes:
+		return Principal{}, ErrMalformed
 	case !isToken68(cred):
 		return Principal{}, ErrMalformed
 	case bytes.EqualFold(scheme, []byte("Bearer")):

@@ -26,6 +26,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -42,6 +43,7 @@ import (
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/index"
 	"github.com/lodge-mail/lodge/rpc"
+	"github.com/lodge-mail/lodge/upload"
 )
 
 // Config configures the server. The zero value means the documented
@@ -66,6 +68,12 @@ type Config struct {
 	DrainDelay      time.Duration
 	ShutdownTimeout time.Duration // default 30s
 	RPC             rpc.Config
+	// Upload serves the mail upload endpoints; nil for none. They are
+	// served on both listeners, with Bearer, Basic or Digest credentials.
+	Upload *upload.Handler
+	// Methods are further JSON-RPC methods (the upload interface's status
+	// queries) served beside addr_check.
+	Methods map[string]rpc.Method
 }
 
 func (c Config) withDefaults() Config {
@@ -98,18 +106,21 @@ func (c Config) withDefaults() Config {
 
 // Server is the running HTTP front.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	eng     *engine.Engine
-	ix      *index.Index
-	authn   *auth.Authenticator
-	rpc     *rpc.Server
-	metrics *metrics.Set
-	ready   atomic.Bool
-	fast    *fasthttp.Server
-	tls     *tls.Config
-	cert    tls.Certificate
-	certNew bool
+	cfg   Config
+	log   *slog.Logger
+	eng   *engine.Engine
+	ix    *index.Index
+	authn *auth.Authenticator
+	// uploadAuthn also takes Digest credentials, which the address check
+	// does not.
+	uploadAuthn *auth.Authenticator
+	rpc         *rpc.Server
+	metrics     *metrics.Set
+	ready       atomic.Bool
+	fast        *fasthttp.Server
+	tls         *tls.Config
+	cert        tls.Certificate
+	certNew     bool
 
 	ln, plainLn net.Listener
 	challenge   []string
@@ -122,13 +133,19 @@ type Server struct {
 
 // New prepares a server: it loads or makes the TLS certificate and opens
 // the listeners, so that ports are known (and errors reported) before Run.
-func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authenticator, log *slog.Logger) (*Server, error) {
+func New(cfg Config, eng *engine.Engine, ix *index.Index, authn, uploadAuthn *auth.Authenticator, log *slog.Logger) (*Server, error) {
 	cfg = cfg.withDefaults()
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
+	if uploadAuthn == nil {
+		uploadAuthn = authn
+	}
+	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, uploadAuthn: uploadAuthn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
 	s.rpc = rpc.New(eng, cfg.RPC, s.metrics)
+	for name, m := range cfg.Methods {
+		s.rpc.Register(name, m)
+	}
 	s.requests = s.metrics.NewCounter(`lodge_http_requests_total`)
 	s.latency = s.metrics.NewSummary(`lodge_jsonrpc_request_duration_seconds`)
 	s.refusals = s.metrics.NewCounter(`lodge_jsonrpc_plain_refusals_total`)
@@ -168,6 +185,11 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authentica
 		CloseOnShutdown:       true,
 		Logger:                fastLogger{log},
 		ErrorHandler:          s.transportError,
+		// Bodies beyond a path's limit arrive as a stream: uploads are
+		// written to disk as they come, JSON-RPC refuses them (413).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		HeaderReceived:               s.requestConfig,
 	}
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, err
@@ -180,6 +202,29 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authentica
 	}
 	return s, nil
 }
+
+// prefetchBytes is how much of a body fasthttp reads before the handler
+// runs; the handler reads the rest, so that it can refuse a body by its
+// declared size before reading it (413), and uploads stream to disk.
+const prefetchBytes = 64 << 10
+
+// requestConfig sets per-path read settings: uploads may take longer to
+// arrive than other requests.
+func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if s.cfg.Upload != nil && upload.IsStreamingPath(h.RequestURI()) {
+		return fasthttp.RequestConfig{MaxRequestBodySize: prefetchBytes, ReadTimeout: 10 * time.Minute}
+	}
+	if h.ContentLength() > s.cfg.MaxBodyBytes {
+		// refused by its declared size: answer before waiting for any of it
+		return fasthttp.RequestConfig{MaxRequestBodySize: 1}
+	}
+	return fasthttp.RequestConfig{MaxRequestBodySize: prefetchBytes}
+}
+
+// drainBytes is how much of a refused body is read and dropped so that the
+// client, still sending, sees the answer and keeps its connection; larger
+// bodies get the answer and a closed connection.
+const drainBytes = 4 << 20
 
 // Addr returns the HTTPS listener's address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
@@ -272,6 +317,10 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.handleRPC(ctx)
 		return
 	}
+	if s.cfg.Upload != nil && upload.IsUploadPath(path) {
+		s.handleUpload(ctx)
+		return
+	}
 	ctx.Error("not found\n", fasthttp.StatusNotFound)
 }
 
@@ -313,8 +362,21 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 		rpcHTTPError(ctx, fasthttp.StatusUnsupportedMediaType, rpc.CodeInvalidRequest, "Content-Type must be application/json or text/json")
 		return
 	}
+	body, ok := s.rpcBody(ctx)
+	if !ok {
+		if cl := ctx.Request.Header.ContentLength(); cl >= 0 && cl <= s.cfg.MaxBodyBytes+drainBytes {
+			if r := ctx.RequestBodyStream(); r != nil {
+				io.Copy(io.Discard, io.LimitReader(r, int64(cl)))
+			}
+		} else {
+			ctx.SetConnectionClose()
+		}
+		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
+			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
+		return
+	}
 	bp := bufPool.Get().(*[]byte)
-	out, respond := s.rpc.Handle((*bp)[:0], ctx.PostBody(), rpc.Principal{Account: p.Account, User: p.User})
+	out, respond := s.rpc.Handle((*bp)[:0], body, rpc.Principal{Account: p.Account, User: p.User})
 	if respond {
 		ctx.SetContentType("application/json")
 		ctx.Response.AppendBody(out) // a copy: nothing of ours outlives the handler in fasthttp's buffers
@@ -327,8 +389,71 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// rpcBody returns a JSON-RPC request body, or false when it is larger than
+// the limit. Bodies stream (for uploads' sake), so the limit is kept here:
+// a declared length over it is refused unread, a chunked body is read up
+// to one byte past it.
+func (s *Server) rpcBody(ctx *fasthttp.RequestCtx) ([]byte, bool) {
+	max := s.cfg.MaxBodyBytes
+	switch cl := ctx.Request.Header.ContentLength(); {
+	case cl > max:
+		return nil, false
+	case cl >= 0:
+		return ctx.PostBody(), true
+	}
+	r := ctx.RequestBodyStream()
+	if r == nil {
+		b := ctx.PostBody()
+		return b, len(b) <= max
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(r, int64(max)+1)); err != nil || buf.Len() > max {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
 // bufPool holds response buffers; large ones are let go.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// handleUpload authenticates an upload request and hands it to the upload
+// handler. Uploads are accepted on both listeners, as the specification's
+// standard method allows HTTP or HTTPS.
+func (s *Server) handleUpload(ctx *fasthttp.RequestCtx) {
+	if auth.URLHasCredentials(ctx.RequestURI()) {
+		ctx.SetConnectionClose()
+		ctx.Error("credentials must not appear in the URL: send them in the Authorization header\n", fasthttp.StatusBadRequest)
+		return
+	}
+	p, err := s.uploadAuthn.AuthenticateRequest(ctx.Request.Header.Peek("Authorization"), ctx.Method(), ctx.RequestURI(), ctx.RemoteIP().String())
+	if err != nil {
+		if !errors.Is(err, auth.ErrMissing) && !errors.Is(err, auth.ErrStaleNonce) {
+			s.authFails.Inc()
+		}
+		ctx.SetConnectionClose() // the body, if any, is not read
+		var th *auth.ThrottledError
+		// ctx.Error resets the response: headers are set after it.
+		if errors.As(err, &th) {
+			ctx.Error("too many failed attempts: retry later\n", fasthttp.StatusTooManyRequests)
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(int(th.RetryAfter.Seconds()+0.999)))
+			return
+		}
+		msg := authMessage(err)
+		if errors.Is(err, auth.ErrStaleNonce) {
+			msg = "the Digest nonce expired: retry with the new one"
+		}
+		ctx.Error(msg+"\n", fasthttp.StatusUnauthorized)
+		for _, c := range s.uploadAuthn.UploadChallengeHeaders(errors.Is(err, auth.ErrStaleNonce)) {
+			ctx.Response.Header.Add("WWW-Authenticate", c)
+		}
+		return
+	}
+	user := p.User
+	if user == "" {
+		user = p.KeyID
+	}
+	s.cfg.Upload.Serve(ctx, upload.Principal{Account: p.Account, User: user})
+}
 
 // authMessage says why authentication failed without helping a guesser.
 func authMessage(err error) string {

@@ -78,6 +78,9 @@ func IsUploadPath(p []byte) bool {
 // IsStreamingPath reports whether a path's body is streamed to disk rather
 // than read into memory first.
 func IsStreamingPath(p []byte) bool {
+	if i := bytes.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
 	return bytes.HasPrefix(p, pathPut) || bytes.Equal(p, pathMultipart)
 }
 

@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -355,6 +357,12 @@ func (s *Store) PutFile(ss Session, name string, declared int64, body io.Reader,
 	mu := s.lock(ss.EPID)
 	mu.Lock()
 	defer mu.Unlock()
+	return s.putFileLocked(ss, name, declared, body, check, nil)
+}
+
+// putFileLocked is PutFile for a caller holding the session's lock; edit,
+// when set, amends the record before it is committed.
+func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error), edit func(*File)) (File, error) {
 	cur, err := s.Session(ss.EPID)
 	if err != nil {
 		return File{}, err
@@ -427,6 +435,9 @@ func (s *Store) PutFile(ss Session, name string, declared int64, body io.Reader,
 	if hadPrev {
 		f.Chunks, f.First = prev.Chunks+1, prev.First
 	}
+	if edit != nil {
+		edit(&f)
+	}
 	if err := s.Update(func(t *Tx) error { t.PutFile(ss.EPID, f); return nil }); err != nil {
 		os.Remove(filepath.Join(dir, blob))
 		return File{}, err
@@ -451,6 +462,69 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// LettersOf returns the letters of a mailing in order.
+func (s *Store) LettersOf(epid string) ([]Letter, error) {
+	var out []Letter
+	err := s.scan(letterPrefix+epid+"/", func(k, v []byte) error {
+		var l Letter
+		if err := json.Unmarshal(v, &l); err != nil {
+			return err
+		}
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// Pack returns a mailing.
+func (s *Store) Pack(epid string) (Pack, error) {
+	var p Pack
+	err := s.get(packPrefix+epid, &p)
+	return p, err
+}
+
+// LettersByRef returns an account's letters with a customer reference,
+// oldest mailing first.
+func (s *Store) LettersByRef(account, ref string) ([]Letter, error) {
+	var out []Letter
+	err := s.scan(refPrefix+account+"/"+refKey(ref)+"/", func(k, v []byte) error {
+		rest := string(k[len(refPrefix+account+"/"+refKey(ref)+"/"):])
+		epid, idx, _ := strings.Cut(rest, "/")
+		var l Letter
+		if err := s.get(letterPrefix+epid+"/"+idx, &l); err != nil {
+			return err
+		}
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// Jobs returns the queued lodgement jobs in order: key and mailing.
+func (s *Store) Jobs(limit int) ([][2]string, error) {
+	var out [][2]string
+	err := s.scan(jobPrefix, func(k, v []byte) error {
+		if len(out) >= limit {
+			return errStop
+		}
+		var epid string
+		if err := json.Unmarshal(v, &epid); err != nil {
+			return err
+		}
+		out = append(out, [2]string{string(k), epid})
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, err
+}
+
+var errStop = errors.New("stop")
+
+// DoneJob removes a job in t.
+func (t *Tx) DoneJob(key string) { t.del(key) }
 
 // ExpireSessions deletes the files of sessions whose time ran out while
 // open and marks them expired. It returns how many it expired.
@@ -493,4 +567,22 @@ func (s *Store) ExpireSessions() (int, error) {
 		}
 	}
 	return len(expired), nil
+}
+
+// RunJanitor expires sessions every interval until ctx is done.
+func RunJanitor(ctx context.Context, s *Store, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := s.ExpireSessions(); err != nil {
+			log.Error("expiring sessions", "err", err)
+		} else if n > 0 {
+			log.Info("expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/index"
 	"github.com/lodge-mail/lodge/progress"
+	"github.com/lodge-mail/lodge/upload/inspect"
 )
 
 const usage = `lodge: Australian address check and mail upload service
@@ -40,6 +41,9 @@ Run "lodge COMMAND -h" for a command's flags.
 var version = "dev"
 
 func main() {
+	// A document inspector child process (see upload/inspect) runs here
+	// and exits; nothing else happens in it.
+	inspect.RunChildIfRequested()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)

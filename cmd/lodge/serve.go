@@ -11,12 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/rpc"
 	"github.com/lodge-mail/lodge/server"
+	"github.com/lodge-mail/lodge/upload"
 )
 
 func runServe(ctx context.Context, args []string) error {
@@ -33,6 +35,8 @@ func runServe(ctx context.Context, args []string) error {
 	maxAddrs := fs.Int("max-addresses", 10_000, "most addresses in one addr_check call (JSON-RPC -32602 above)")
 	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 500,000; -1: off)")
 	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
+	maxUpload := fs.Int64("max-upload-bytes", 1<<30, "largest file accepted by PUT /direct_upload (HTTP 413 above)")
+	sessionTTL := fs.Duration("session-ttl", 24*time.Hour, "how long an upload session stays open; its files are deleted when it expires")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (for example 127.0.0.1:6060); empty for none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := fs.Parse(args); err != nil {
@@ -85,12 +89,30 @@ func runServe(ctx context.Context, args []string) error {
 	defer stopAdmin()
 	log.Info("admin socket", "path", adminSock)
 	authn := auth.NewAuthenticator(store, auth.Config{})
+	uploadAuthn := auth.NewAuthenticator(store, auth.Config{Digest: true})
+
+	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL})
+	if err != nil {
+		return err
+	}
+	defer uploads.Close()
+	lodger := upload.NewLodger(uploads, eng, upload.LodgerConfig{}, log)
+	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
+	// the janitor and the lodgement worker stop before the upload store closes
+	workers, stopWorkers := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); upload.RunJanitor(workers, uploads, time.Minute, log) }()
+	go func() { defer wg.Done(); lodger.Run(workers) }()
+	defer func() { stopWorkers(); wg.Wait() }()
 
 	srv, err := server.New(server.Config{
-		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
+		Upload:  uploadHandler,
+		Methods: map[string]rpc.Method{"get_letter_status": uploads.GetLetterStatus},
+		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
 		RPC: rpc.Config{MaxAddresses: *maxAddrs},
-	}, eng, ix, authn, log)
+	}, eng, ix, authn, uploadAuthn, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,132 @@
+// Package inspect checks uploaded files before lodge keeps them: what type
+// they are, whether an archive is safe to unpack, and how many pages a
+// document has. Its inputs are hostile by assumption: a file may lie in
+// its name, its headers and its declared sizes, and may be built to
+// exhaust memory, time or stack. The contract is
+// ../shared/spec/mail-upload-address-check.md sections 1, 4.2 and 7:
+// documents are PDF, PostScript or XPS, metadata JSON or XML, any of them
+// possibly inside a ZIP; names carry no paths; a rejected type is 403.
+//
+// # What it promises
+//
+//   - Types are told by content, not only by extension: CheckType accepts
+//     a file only when its extension is one of pdf, ps, xps, json, xml,
+//     zip and its content (Sniff) is of that kind. ZipIsXPS tells an XPS
+//     package from another ZIP.
+//   - OpenZip validates a whole ZIP archive (central directory, every local
+//     header, the first bytes of every entry) before anything is
+//     extracted, and refuses paths, links, encryption, overlapping entries,
+//     nested archives, too many or too large entries and high compression
+//     ratios. Extract and ExtractTo never trust a declared size: inflated
+//     bytes are counted and an entry that produces more than it declared
+//     fails at once, so memory and disk use is bounded by Limits whatever
+//     the archive says.
+//   - Pages counts pages: for PDF by walking the page tree (see below), for
+//     PostScript from DSC comments, for XPS from the FixedDocumentSequence
+//     and its FixedDocuments. It returns an error, never a guess: a
+//     document with no page count is an error.
+//   - No input panics, hangs or grows without bound: every loop is bounded
+//     by Limits or by the input's size, nothing recurses without a depth
+//     limit, nothing allocates by a size the file declares, and
+//     Limits.Timeout is a deadline the parsers check as they go. Pages
+//     recovers from panics (bugs) and returns them as errors.
+//   - PagesIsolated goes further: it counts in a child process with a hard
+//     timeout, memory cap and stack limit, so even a bug that escapes
+//     those bounds costs only the child.
+//
+// Every error matches one of ErrType, ErrNoExtension, ErrUnsafe,
+// ErrLimit, ErrMalformed, ErrEncrypted (errors.Is) and has a message fit
+// for the client that sent the file.
+//
+// # Limits
+//
+// Limits' zero value means the defaults:
+//
+//	MaxEntries     1,000      entries in a ZIP upload (XPS: + 2×MaxPages parts)
+//	MaxEntryBytes  100 MiB    uncompressed size of one entry
+//	MaxTotalBytes  1 GiB      uncompressed size of all entries
+//	MaxRatio       100        uncompressed:compressed, per entry and overall,
+//	                          for sizes above 1 MiB
+//	MaxPDFObjects  1,000,000  objects in a PDF
+//	MaxPages       100,000    pages in a document
+//	Timeout        10 s       one inspection
+//	MaxMemory      512 MiB    the isolated child
+//	MaxDepth       256        PDF page tree levels
+//
+// Fixed internal bounds: a PDF object has at most 1,048,576 tokens and
+// nests arrays and dictionaries at most 100 deep; a decoded PDF
+// cross-reference or object stream is at most 64 MiB and all decoded
+// streams of one document at most 1 GiB; predictor rows at most 1 MiB;
+// a PDF has at most 1,024 cross-reference sections; only the first 1 KiB
+// of a PDF string is kept; a ZIP central directory is at most 64 MiB.
+// In process these bound memory to a few hundred MiB in the worst case (a
+// million-token object, a full cross-reference table, a decoded stream and
+// the object stream cache at once); PagesIsolated bounds it hard.
+//
+// # PDF
+//
+// The PDF reader implements the subset page counting needs: the lexer and
+// object syntax; startxref; cross-reference tables and streams (/W,
+// /Index, /Prev chains with cycle protection, hybrid /XRefStm);
+// object streams (/ObjStm); stream filters FlateDecode (zlib or raw),
+// ASCIIHexDecode and ASCII85Decode with PNG (all five row filters) and
+// TIFF predictors; /Length trusted only when "endstream" follows it,
+// otherwise found by searching, so a 2 GB /Length costs nothing. When the
+// cross-reference data is missing or wrong (bad startxref, an entry that
+// points at the wrong object, a missing /Root), the table is rebuilt by
+// scanning the file for "N G obj" headers, later definitions winning, and
+// indexing the object streams found; the trailer is then the last one
+// naming a catalog, else the last cross-reference stream dictionary, else
+// the last /Type /Catalog object. Offsets are also tried relative to a
+// %PDF- header that follows junk.
+//
+// Pages are the leaves of the page tree from /Root /Pages, walked without
+// recursion: a node reached twice is an error ("page tree has a cycle"
+// when it is its own ancestor), as is a tree deeper than MaxDepth or with
+// more than MaxPages leaves. /Count is not trusted; a tree with no leaves
+// is an error that quotes it. Nodes are told by /Type, or without one by
+// whether they have /Kids.
+//
+// Encrypted PDFs (/Encrypt in the trailer) are counted when the page tree
+// is in ordinary objects, since encryption covers only strings and
+// streams; when it is in object streams the error is ErrEncrypted: this
+// package does not decrypt, not even with the empty user password. Not
+// supported either: LZWDecode, RunLengthDecode and image filters on
+// cross-reference or object streams (they are not used there in
+// practice); streams in external files; repairing a page tree (missing
+// kids are an error, not skipped).
+//
+// # PostScript and XPS
+//
+// PostScript is never interpreted: the count is the header's
+// "%%Pages: N", or with "%%Pages: (atend)" the trailer's, else the number
+// of "%%Page:" comments outside embedded documents and binary sections.
+// EPS files are one page. A file without DSC comments is ErrMalformed.
+//
+// An XPS document is opened with OpenZip's checks (part names may have
+// directories), its _rels/.rels names the FixedDocumentSequence, whose
+// DocumentReferences name FixedDocuments, whose PageContent elements are
+// counted. XML is streamed with encoding/xml (no entity expansion).
+//
+// # Isolation
+//
+// PagesIsolated re-executes the current binary (os.Executable) with the
+// environment variable LODGE_INSPECT_CHILD=1 and the arguments
+// "lodge-inspect-child <kind> <path>"; the limits travel as JSON in
+// LODGE_INSPECT_LIMITS. cmd/lodge/main.go must call
+// inspect.RunChildIfRequested() as the first statement of main, and a
+// test binary that uses PagesIsolated must call it first in TestMain. In
+// the child, RunChildIfRequested sets the stack limit (debug.SetMaxStack,
+// 64 MiB) and on Linux RLIMIT_AS (the address space at start plus
+// MaxMemory; the parent sets GOMEMLIMIT to three quarters of MaxMemory),
+// arms a watchdog that exits after Timeout should the parent be gone,
+// counts the pages with Pages and prints one JSON line:
+//
+//	{"pages":3}
+//	{"error":"PDF page tree has a cycle (object 3 is its own ancestor)","categories":["malformed"]}
+//
+// The parent kills the child when its context is done or Timeout passes
+// and turns a crash, a kill or a missing answer into an ErrLimit error
+// "document could not be inspected: ...". ZIP checks and type sniffing run
+// in process: they are simple, bounded loops over the central directory.
+package inspect

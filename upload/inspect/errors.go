@@ -1,0 +1,104 @@
+package inspect
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error categories. Every error this package returns matches at least one
+// of them with errors.Is, so a caller can map it to a status code without
+// parsing messages; the message itself says what was wrong and is safe to
+// show to the client that sent the file.
+var (
+	// ErrType: the file's extension is not accepted, or its content is not
+	// what the extension says.
+	ErrType = errors.New("file type rejected")
+	// ErrNoExtension: the file name has no extension. It also matches
+	// ErrType. (The spec answers this with 500; see section 4.2.)
+	ErrNoExtension = errors.New("file name has no extension")
+	// ErrUnsafe: an archive was refused because unpacking it could harm
+	// the server or the files around it: paths in names, links, encrypted
+	// entries, overlapping entries, nested archives, a lying header.
+	ErrUnsafe = errors.New("archive refused")
+	// ErrLimit: a limit in Limits was exceeded (entries, sizes, ratio,
+	// pages, objects, depth, time, memory), or the isolated inspector was
+	// killed for exceeding one.
+	ErrLimit = errors.New("limit exceeded")
+	// ErrMalformed: the document or archive is broken beyond what the
+	// inspector repairs.
+	ErrMalformed = errors.New("malformed document")
+	// ErrEncrypted: an encrypted ZIP entry, or a PDF whose page tree sits
+	// in encrypted object streams.
+	ErrEncrypted = errors.New("encrypted")
+)
+
+// Error is the concrete type of the errors this package returns. Its
+// message does not repeat the category; Unwrap gives the categories.
+type Error struct {
+	msg  string
+	cats []error
+}
+
+func (e *Error) Error() string   { return e.msg }
+func (e *Error) Unwrap() []error { return e.cats }
+
+func newErr(cats []error, format string, args ...any) error {
+	return &Error{msg: fmt.Sprintf(format, args...), cats: cats}
+}
+
+func typeErr(format string, args ...any) error {
+	return newErr([]error{ErrType}, format, args...)
+}
+func unsafeErr(format string, args ...any) error {
+	return newErr([]error{ErrUnsafe}, format, args...)
+}
+func limitErr(format string, args ...any) error {
+	return newErr([]error{ErrLimit}, format, args...)
+}
+func malformed(format string, args ...any) error {
+	return newErr([]error{ErrMalformed}, format, args...)
+}
+
+// prefixed returns err with its message prefixed, keeping its categories.
+func prefixed(prefix string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{msg: prefix + e.msg, cats: e.cats}
+	}
+	return &Error{msg: prefix + err.Error(), cats: []error{ErrMalformed, err}}
+}
+
+// categoryNames maps categories to the names the isolated child uses on
+// the wire.
+var categoryNames = []struct {
+	name string
+	err  error
+}{
+	{"type", ErrType}, {"noext", ErrNoExtension}, {"unsafe", ErrUnsafe},
+	{"limit", ErrLimit}, {"malformed", ErrMalformed}, {"encrypted", ErrEncrypted},
+}
+
+func categoriesOf(err error) []string {
+	var names []string
+	for _, c := range categoryNames {
+		if errors.Is(err, c.err) {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
+
+func errorFromWire(msg string, names []string) error {
+	var cats []error
+	for _, n := range names {
+		for _, c := range categoryNames {
+			if c.name == n {
+				cats = append(cats, c.err)
+			}
+		}
+	}
+	if len(cats) == 0 {
+		cats = []error{ErrMalformed}
+	}
+	return &Error{msg: msg, cats: cats}
+}

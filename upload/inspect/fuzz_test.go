@@ -1,0 +1,146 @@
+package inspect
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+)
+
+// FuzzSniff: Sniff never panics, looks at no more than SniffLen bytes,
+// and CheckType agrees with it.
+func FuzzSniff(f *testing.F) {
+	for _, s := range []string{"%PDF-1.7", "%!PS-Adobe-3.0", "PK\x03\x04", "PK\x05\x06", "{}", "[", "<?xml", "<a", "\xEF\xBB\xBF{",
+		"\xC5\xD0\xD3\xC6", "\x1b%-12345X@PJL\r\n%!PS", "junk %PDF-", "\xFF\xFE<\x00", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		k := Sniff(head)
+		if len(head) > SniffLen {
+			if k2 := Sniff(head[:SniffLen]); k2 != k {
+				t.Fatalf("Sniff looked past SniffLen: %s vs %s", k, k2)
+			}
+		}
+		ext := string(k)
+		if k == Unknown {
+			ext = "pdf"
+		}
+		got, err := CheckType("file."+ext, head)
+		switch {
+		case k == Unknown && err == nil:
+			t.Fatalf("CheckType accepted unknown content as %s", got)
+		case k != Unknown && (err != nil || got != k):
+			t.Fatalf("Sniff says %s, CheckType says %s, %v", k, got, err)
+		case err != nil && !errors.Is(err, ErrType):
+			t.Fatalf("CheckType error %v is not ErrType", err)
+		}
+	})
+}
+
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// FuzzZip: any bytes as a ZIP. OpenZip and extracting every entry never
+// panic, never produce more than the entry declared, and stay within the
+// limits; an archive that opens lists only entries that pass the name
+// checks.
+func FuzzZip(f *testing.F) {
+	pdf := onePagePDF()
+	for _, seed := range [][]byte{
+		zipOf(f, "a.pdf", string(pdf), "m.json", "{}"),
+		twoPageXPS(f),
+		rawZip(rawEntry{name: "a.pdf", data: pdf}),
+		rawZip(rawEntry{name: "../a.pdf", data: pdf}),
+		rawZip(rawEntry{name: "a.pdf", data: pdf, flags: 1}),
+		rawZip(rawEntry{name: "a.pdf", data: pdf}, rawEntry{name: "b.pdf", data: pdf, cdOnly: true, offset: 1}),
+		[]byte("PK\x05\x06" + string(make([]byte, 18))),
+	} {
+		f.Add(seed)
+	}
+	lim := Limits{MaxEntries: 20, MaxEntryBytes: 1 << 20, MaxTotalBytes: 2 << 20, MaxRatio: 50}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, pkg := range []bool{false, true} {
+			a, err := openZip(bytes.NewReader(data), int64(len(data)), lim, pkg)
+			if err != nil {
+				if len(categoriesOf(err)) == 0 {
+					t.Fatalf("error %v has no category", err)
+				}
+				continue
+			}
+			var total int64
+			for _, e := range a.entries {
+				if e.Size > lim.MaxEntryBytes {
+					t.Fatalf("entry %q of %d bytes passed", e.Name, e.Size)
+				}
+				if err := checkName(e.Name, pkg); err != nil {
+					t.Fatalf("entry %q passed: %v", e.Name, err)
+				}
+				var w countWriter
+				n, err := a.Extract(e.Name, &w)
+				if n != w.n || n > e.Size || err == nil && n != e.Size {
+					t.Fatalf("entry %q: %d bytes written of %d declared, %v", e.Name, n, e.Size, err)
+				}
+				total += n
+			}
+			if total > lim.MaxTotalBytes {
+				t.Fatalf("%d bytes extracted", total)
+			}
+		}
+	})
+}
+
+var fuzzLimits = Limits{MaxPages: 1000, MaxPDFObjects: 10000, MaxDepth: 64, Timeout: 5 * time.Second, MaxEntries: 50, MaxEntryBytes: 1 << 20}
+
+func checkCount(t *testing.T, n int, err error) {
+	t.Helper()
+	switch {
+	case err != nil && n != 0:
+		t.Fatalf("%d pages and an error %v", n, err)
+	case err == nil && (n < 1 || n > fuzzLimits.MaxPages):
+		t.Fatalf("%d pages", n)
+	case err != nil && len(categoriesOf(err)) == 0:
+		t.Fatalf("error %v has no category", err)
+	}
+}
+
+func FuzzPDFPages(f *testing.F) {
+	for _, seed := range [][]byte{onePagePDF(), threePagePDF(), xrefStreamPDF(), incrementalPDF(),
+		pdfWith("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] >>"),
+		bytes.Replace(onePagePDF(), []byte("startxref"), []byte("startxreg"), 1),
+		[]byte("%PDF-1.4\n1 0 obj << /Pages 2 0 R >> endobj 2 0 obj << /Kids [3 0 R] >> endobj 3 0 obj << >> endobj trailer << /Root 1 0 R >>"),
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := pages(PDF, bytes.NewReader(data), int64(len(data)), fuzzLimits)
+		checkCount(t, n, err)
+	})
+}
+
+func FuzzPSPages(f *testing.F) {
+	for _, s := range []string{psTwoPages, psAtEnd, "%!PS-Adobe-3.0 EPSF-3.0\n", "%!\n%%Page: 1 1\r\n%%Page: 2 2\r",
+		"%!PS-Adobe-3.0\n%%BeginDocument\n%%Page: 1 1\n%%EndDocument\n%%Page: 1 1\n", "%!PS\n%%BeginBinary: 5\n%%Page: 1 1\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := pages(PostScript, bytes.NewReader(data), int64(len(data)), fuzzLimits)
+		checkCount(t, n, err)
+	})
+}
+
+func FuzzXPSPages(f *testing.F) {
+	f.Add(twoPageXPS(f))
+	parts := xpsParts()
+	parts = append(parts[:2], parts[4:]...)
+	f.Add(zipOf(f, parts...))
+	f.Add(rawZip(rawEntry{name: "_rels/.rels", data: []byte(xpsParts()[3])}, rawEntry{name: "FixedDocSeq.fdseq", data: []byte(xpsParts()[5])}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := pages(XPS, bytes.NewReader(data), int64(len(data)), fuzzLimits)
+		checkCount(t, n, err)
+		_ = ZipIsXPS(bytes.NewReader(data), int64(len(data)))
+	})
+}

@@ -1,0 +1,219 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	childEnv      = "LODGE_INSPECT_CHILD"
+	childLimitEnv = "LODGE_INSPECT_LIMITS"
+	childArg      = "lodge-inspect-child"
+	childMaxStack = 64 << 20
+	childOutput   = 64 << 10 // stdout and stderr kept from the child
+	childGrace    = 2 * time.Second
+	childProcs    = "2"
+)
+
+// childPages is what the child runs. Tests replace it (in the child) to
+// make the child crash, hang or eat memory.
+var childPages = Pages
+
+type childResult struct {
+	Pages      int      `json:"pages,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+}
+
+// PagesIsolated counts a document's pages in a child process, so that a
+// document that defeats the parser's own bounds costs a child, not the
+// server. The child is this executable (os.Executable) started with the
+// environment variable LODGE_INSPECT_CHILD=1 and the arguments
+// "lodge-inspect-child <kind> <path>"; main must call
+// RunChildIfRequested first thing for that to work (cmd/lodge/main.go
+// does). The child
+//
+//   - is killed when ctx is done or lim.Timeout has passed (and exits by
+//     itself shortly after lim.Timeout if it is orphaned);
+//   - runs with GOMEMLIMIT at three quarters of lim.MaxMemory, and on
+//     Linux with RLIMIT_AS set to its address space at start plus
+//     lim.MaxMemory, so that it fails to allocate (and dies) instead of
+//     growing;
+//   - has a goroutine stack limit of 64 MiB (debug.SetMaxStack), so that
+//     runaway recursion is a quick fatal error;
+//   - runs with GOMAXPROCS=2 and an environment holding only GO*
+//     variables: nothing secret of the server's reaches it;
+//   - answers with one JSON line on stdout.
+//
+// A child that crashes, is killed or answers nothing gives an ErrLimit
+// error "document could not be inspected: ...". Errors the child reports
+// keep their categories. If ctx itself is cancelled, ctx.Err() is
+// returned. Each call starts one process; callers bound concurrency.
+func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int, error) {
+	lim = lim.WithDefaults()
+	switch kind {
+	case PDF, PostScript, XPS:
+	default:
+		return 0, typeErr("pages are counted for PDF, PostScript and XPS documents, not %s", kind.label())
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return 0, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("document could not be inspected: %w", err)
+	}
+	lj, _ := json.Marshal(lim)
+	tctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, exe, childArg, string(kind), abs)
+	cmd.Env = append(childEnviron(),
+		childEnv+"=1",
+		childLimitEnv+"="+string(lj),
+		"GOMEMLIMIT="+strconv.FormatInt(lim.MaxMemory/4*3, 10),
+	)
+	var stdout, stderr capped
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &stdout, &stderr
+	cmd.WaitDelay = time.Second
+	runErr := cmd.Run()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if tctx.Err() != nil {
+		return 0, limitErr("document could not be inspected: it took longer than %v", lim.Timeout)
+	}
+	if res, ok := lastJSON(stdout.Bytes()); ok && (res.Pages > 0 || res.Error != "") {
+		if res.Error != "" {
+			return 0, errorFromWire(res.Error, res.Categories)
+		}
+		return res.Pages, nil
+	}
+	return 0, limitErr("document could not be inspected: %s", describeCrash(runErr, stderr.Bytes(), lim))
+}
+
+// childEnviron is the parent's environment reduced to the Go runtime's
+// own variables (GODEBUG, GOTRACEBACK, GORACE, GOCOVERDIR, ...).
+func childEnviron() []string {
+	env := []string{"GOMAXPROCS=" + childProcs}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "GO") && k != "GOMEMLIMIT" && k != "GOMAXPROCS" {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func lastJSON(out []byte) (childResult, bool) {
+	var res childResult
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	last := lines[len(lines)-1]
+	if len(last) == 0 || json.Unmarshal(last, &res) != nil {
+		return res, false
+	}
+	return res, true
+}
+
+func describeCrash(runErr error, stderr []byte, lim Limits) string {
+	s := string(stderr)
+	switch {
+	case strings.Contains(s, "stack overflow") || strings.Contains(s, "stack exceeds"):
+		return fmt.Sprintf("it overflowed the %d MiB stack", childMaxStack>>20)
+	case strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") ||
+		strings.Contains(s, "address space") || strings.Contains(s, "failed to allocate"): // the race detector's ways
+		return fmt.Sprintf("it needed more than %d MiB of memory", lim.MaxMemory>>20)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			return "the inspector crashed: " + line
+		}
+	}
+	var ee *exec.ExitError
+	if errors.As(runErr, &ee) {
+		return "the inspector " + ee.ProcessState.String() + " (is inspect.RunChildIfRequested called at the top of main?)"
+	}
+	if runErr != nil {
+		return runErr.Error()
+	}
+	return "the inspector gave no answer (is inspect.RunChildIfRequested called at the top of main?)"
+}
+
+// capped keeps the first childOutput bytes written to it.
+type capped struct{ bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := childOutput - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// RunChildIfRequested turns this process into a PagesIsolated child when
+// it was started as one, and otherwise returns at once. A program that
+// uses PagesIsolated calls it first thing in main (and tests in TestMain),
+// before flags are parsed or anything else starts:
+//
+//	func main() {
+//		inspect.RunChildIfRequested()
+//		...
+//	}
+//
+// In a child it never returns: it counts the pages, prints one JSON line
+// and exits.
+func RunChildIfRequested() {
+	if os.Getenv(childEnv) != "1" || len(os.Args) != 4 || os.Args[1] != childArg {
+		return
+	}
+	os.Exit(runChild(Kind(os.Args[2]), os.Args[3]))
+}
+
+func runChild(kind Kind, path string) int {
+	var lim Limits
+	if err := json.Unmarshal([]byte(os.Getenv(childLimitEnv)), &lim); err != nil {
+		return answer(childResult{Error: "bad inspector limits", Categories: []string{"malformed"}})
+	}
+	lim = lim.WithDefaults()
+	debug.SetMaxStack(childMaxStack)
+	if err := limitAddressSpace(lim.MaxMemory); err != nil {
+		return answer(childResult{Error: "document could not be inspected: cannot limit memory: " + err.Error(), Categories: []string{"limit"}})
+	}
+	// Orphaned (the parent died before killing it): stop by itself.
+	time.AfterFunc(lim.Timeout+childGrace, func() {
+		answer(childResult{Error: fmt.Sprintf("document could not be inspected: it took longer than %v", lim.Timeout), Categories: []string{"limit"}})
+		os.Exit(3)
+	})
+	f, err := os.Open(path)
+	if err != nil {
+		return answer(childResult{Error: "document could not be inspected: " + err.Error(), Categories: []string{"malformed"}})
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return answer(childResult{Error: "document could not be inspected: " + err.Error(), Categories: []string{"malformed"}})
+	}
+	n, err := childPages(kind, f, st.Size(), lim)
+	if err != nil {
+		return answer(childResult{Error: err.Error(), Categories: categoriesOf(err)})
+	}
+	return answer(childResult{Pages: n})
+}
+
+func answer(res childResult) int {
+	b, _ := json.Marshal(res)
+	os.Stdout.Write(append(b, '\n'))
+	return 0
+}

@@ -1,0 +1,897 @@
+package inspect
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// The PDF page counter: cross-reference tables and streams (with /Prev
+// chains and hybrid /XRefStm), object streams, a rebuild by scanning for
+// "N G obj" when the cross-reference data is broken, and a walk of the
+// page tree with cycle detection and a depth limit.
+
+const (
+	maxXrefSections  = 1024     // /Prev chain length
+	maxStreamBytes   = 64 << 20 // one decoded xref or object stream
+	maxDecodedTotal  = 1 << 30  // all decoded streams of one document
+	maxObjStmCache   = 64 << 20 // decoded object streams kept
+	maxResolveDepth  = 8        // a /Length in an object stream whose /Length ...
+	startxrefWindow  = 64 << 10 // where to look for startxref
+	scanChunk        = 1 << 20
+	scanAhead        = 1024 // bytes after "obj" looked at for /Type
+	scanBack         = 64   // bytes before "obj" for "N G"
+	maxTrailersTried = 64
+)
+
+// errFinal marks errors a rebuild cannot cure (cycles); limits and
+// encryption are final too.
+var errFinal = errors.New("final")
+
+func isFinal(err error) bool {
+	return errors.Is(err, errFinal) || errors.Is(err, ErrLimit) || errors.Is(err, ErrEncrypted)
+}
+
+type xrefEntry struct {
+	typ uint8 // 0 free, 1 at off, 2 in object stream off at index idx
+	off int64
+	idx int64
+}
+
+type objStm struct {
+	data    []byte
+	offsets map[int64]int64 // object number to offset in data
+}
+
+type pdfDoc struct {
+	r         io.ReaderAt
+	size      int64
+	lim       Limits
+	dl        *deadline
+	p         *parser
+	hdrOff    int64 // where %PDF- is: offsets may be relative to it
+	xref      map[int64]xrefEntry
+	trailer   dict
+	encrypted bool
+	stms      map[int64]*objStm
+	stmBytes  int64
+	decoded   int64
+	depth     int
+	rebuilt   bool
+	parsed    int // xref entries read, all sections
+
+	encryptScanned, encryptFound bool
+}
+
+func pdfPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
+	d := &pdfDoc{r: r, size: size, lim: lim, dl: dl, hdrOff: -1}
+	d.p = newParser(newCursor(r, size, dl), dl)
+	head := make([]byte, min(size, pdfHeaderWindow+5))
+	if n, _ := r.ReadAt(head, 0); n > 0 {
+		d.hdrOff = int64(bytes.Index(head[:n], []byte("%PDF-")))
+	}
+	n, err := d.fromXref()
+	if err == nil || isFinal(err) {
+		return n, err
+	}
+	if err := d.rebuild(); err != nil {
+		return 0, err
+	}
+	return d.countPages()
+}
+
+func (d *pdfDoc) reset() {
+	d.xref = map[int64]xrefEntry{}
+	d.trailer = dict{}
+	d.stms = map[int64]*objStm{}
+	d.stmBytes = 0
+	d.encrypted = false
+}
+
+func (d *pdfDoc) fromXref() (int, error) {
+	d.reset()
+	start, err := d.startxref()
+	if err != nil {
+		return 0, err
+	}
+	if err := d.loadXref(start); err != nil {
+		return 0, err
+	}
+	return d.countPages()
+}
+
+// startxref finds the offset after the last "startxref".
+func (d *pdfDoc) startxref() (int64, error) {
+	n := min(d.size, startxrefWindow)
+	tail := make([]byte, n)
+	if err := readAt(d.r, tail, d.size-n); err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndex(tail, []byte("startxref"))
+	if i < 0 {
+		return 0, malformed("PDF has no startxref")
+	}
+	p := newParser(bytesCursor(tail[i+len("startxref"):], d.dl), d.dl)
+	t, err := p.next()
+	if err != nil || t.kind != tInt || t.i < 0 || t.i >= d.size {
+		return 0, malformed("PDF startxref is not an offset in the file")
+	}
+	return t.i, nil
+}
+
+// loadXref reads the cross-reference sections from start, following /Prev
+// and /XRefStm, each offset once. Newer sections take precedence.
+func (d *pdfDoc) loadXref(start int64) error {
+	seen := map[int64]bool{}
+	queue := []int64{start}
+	first := true
+	for len(queue) > 0 {
+		off := queue[0]
+		queue = queue[1:]
+		if seen[off] {
+			continue // a /Prev cycle: every section is read once
+		}
+		seen[off] = true
+		if len(seen) > maxXrefSections {
+			return limitErr("PDF has more than %d cross-reference sections", maxXrefSections)
+		}
+		tr, err := d.xrefSection(off)
+		if err != nil && d.hdrOff > 0 && !isFinal(err) {
+			tr, err = d.xrefSection(off + d.hdrOff)
+		}
+		if err != nil {
+			return err
+		}
+		for _, k := range []pdfName{"Root", "Encrypt", "Size"} {
+			if _, ok := d.trailer[k]; !ok && tr[k] != nil {
+				d.trailer[k] = tr[k]
+			}
+		}
+		if first && tr["Root"] == nil {
+			return malformed("PDF trailer has no /Root")
+		}
+		first = false
+		if x, ok := tr["XRefStm"].(int64); ok && x >= 0 && x < d.size {
+			queue = append(queue, x)
+		}
+		if x, ok := tr["Prev"].(int64); ok && x >= 0 && x < d.size {
+			queue = append(queue, x)
+		}
+	}
+	d.encrypted = d.trailer["Encrypt"] != nil
+	return nil
+}
+
+// xrefSection reads an xref table or stream at off and returns its trailer
+// dictionary.
+func (d *pdfDoc) xrefSection(off int64) (dict, error) {
+	d.p.seek(off)
+	t, err := d.p.next()
+	if err != nil {
+		return nil, err
+	}
+	if t.kind == tKeyword && t.s == "xref" {
+		return d.xrefTable()
+	}
+	_, _, o, err := d.p.indirect(off)
+	if err != nil {
+		return nil, prefixed("PDF cross-reference: ", err)
+	}
+	s, ok := o.(*stream)
+	if !ok || s.dict["Type"] != pdfName("XRef") {
+		return nil, malformed("PDF has no cross-reference section at offset %d", off)
+	}
+	return s.dict, d.xrefStream(s)
+}
+
+func (d *pdfDoc) addEntries(n int64) error {
+	if n < 0 || n > int64(d.lim.MaxPDFObjects) {
+		// Not final: a damaged count is repaired by the rebuild, which
+		// counts the objects really there.
+		return malformed("PDF cross-reference section declares %d entries, more than the limit of %d objects", n, d.lim.MaxPDFObjects)
+	}
+	d.parsed += int(n)
+	if d.parsed > 4*d.lim.MaxPDFObjects {
+		return limitErr("PDF cross-reference sections hold more than %d entries", 4*d.lim.MaxPDFObjects)
+	}
+	return nil
+}
+
+func (d *pdfDoc) setEntry(num int64, e xrefEntry) error {
+	if num <= 0 {
+		return nil
+	}
+	if _, ok := d.xref[num]; ok {
+		return nil // a newer section has it
+	}
+	if len(d.xref) >= d.lim.MaxPDFObjects {
+		return limitErr("PDF has more than %d objects", d.lim.MaxPDFObjects)
+	}
+	d.xref[num] = e
+	return nil
+}
+
+func (d *pdfDoc) xrefTable() (dict, error) {
+	p := d.p
+	for {
+		t, err := p.next()
+		if err != nil {
+			return nil, err
+		}
+		if t.kind == tKeyword && t.s == "trailer" {
+			p.budget = maxObjectToken
+			o, err := p.object(0)
+			if err != nil {
+				return nil, err
+			}
+			tr, ok := o.(dict)
+			if !ok {
+				return nil, malformed("PDF trailer is not a dictionary")
+			}
+			return tr, nil
+		}
+		t2, err := p.next()
+		if err != nil {
+			return nil, err
+		}
+		if t.kind != tInt || t2.kind != tInt || t.i < 0 {
+			return nil, malformed("bad PDF cross-reference table at offset %d", t.pos)
+		}
+		if err := d.addEntries(t2.i); err != nil {
+			return nil, err
+		}
+		for i := int64(0); i < t2.i; i++ {
+			p.budget = maxObjectToken
+			off, err1 := p.next()
+			gen, err2 := p.next()
+			kind, err3 := p.next()
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, err
+			}
+			if off.kind != tInt || gen.kind != tInt || kind.kind != tKeyword || kind.s != "n" && kind.s != "f" {
+				return nil, malformed("bad PDF cross-reference entry at offset %d", off.pos)
+			}
+			e := xrefEntry{typ: 1, off: off.i}
+			if kind.s == "f" || off.i <= 0 || off.i >= d.size {
+				e = xrefEntry{}
+			}
+			if err := d.setEntry(t.i+i, e); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+func (d *pdfDoc) xrefStream(s *stream) error {
+	w, _ := s.dict["W"].(array)
+	if len(w) != 3 {
+		return malformed("PDF cross-reference stream without /W")
+	}
+	var ws [3]int
+	for i, x := range w {
+		v, ok := x.(int64)
+		if !ok || v < 0 || v > 8 {
+			return malformed("PDF cross-reference stream /W out of range")
+		}
+		ws[i] = int(v)
+	}
+	rowLen := ws[0] + ws[1] + ws[2]
+	if rowLen == 0 {
+		return malformed("PDF cross-reference stream /W is empty")
+	}
+	size, _ := s.dict["Size"].(int64)
+	index := []int64{0, size}
+	if ix, ok := s.dict["Index"].(array); ok {
+		index = index[:0]
+		for _, x := range ix {
+			v, ok := x.(int64)
+			if !ok || v < 0 {
+				return malformed("PDF cross-reference stream /Index is not numbers")
+			}
+			index = append(index, v)
+		}
+		if len(index)%2 != 0 {
+			return malformed("PDF cross-reference stream /Index has an odd length")
+		}
+	}
+	var total int64
+	for i := 1; i < len(index); i += 2 {
+		total += index[i]
+		if err := d.addEntries(total); err != nil {
+			return err
+		}
+	}
+	data, err := d.streamData(s, maxStreamBytes)
+	if err != nil {
+		return prefixed("PDF cross-reference stream: ", err)
+	}
+	field := func(b []byte) int64 {
+		var v int64
+		for _, c := range b {
+			v = v<<8 | int64(c)
+		}
+		return v
+	}
+	for i := 0; i+1 < len(index); i += 2 {
+		for j := int64(0); j < index[i+1]; j++ {
+			if len(data) < rowLen {
+				return nil // short: use the rows there are
+			}
+			row := data[:rowLen]
+			data = data[rowLen:]
+			typ := int64(1)
+			if ws[0] > 0 {
+				typ = field(row[:ws[0]])
+			}
+			a, b := field(row[ws[0]:ws[0]+ws[1]]), field(row[ws[0]+ws[1]:])
+			var e xrefEntry
+			switch typ {
+			case 0:
+			case 1:
+				if a > 0 && a < d.size {
+					e = xrefEntry{typ: 1, off: a}
+				}
+			case 2:
+				e = xrefEntry{typ: 2, off: a, idx: b}
+			default:
+				continue
+			}
+			if err := d.setEntry(index[i]+j, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resolve follows references; a reference that cannot be followed is
+// null, as the PDF specification says of missing objects.
+func (d *pdfDoc) resolve(o object) object {
+	for range maxResolveDepth {
+		r, ok := o.(ref)
+		if !ok {
+			return o
+		}
+		var err error
+		if o, err = d.load(r); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// resolveErr is resolve that reports why a reference cannot be followed.
+func (d *pdfDoc) resolveErr(o object) (object, error) {
+	for range maxResolveDepth {
+		r, ok := o.(ref)
+		if !ok {
+			return o, nil
+		}
+		var err error
+		if o, err = d.load(r); err != nil {
+			return nil, err
+		}
+	}
+	return nil, malformed("PDF references nest too deep")
+}
+
+var errMissing = errors.New("missing object")
+
+// load parses an indirect object. Streams come back as *stream.
+func (d *pdfDoc) load(r ref) (object, error) {
+	d.depth++
+	defer func() { d.depth-- }()
+	if d.depth > maxResolveDepth {
+		return nil, malformed("PDF object %d refers through too many levels", r.num)
+	}
+	e, ok := d.xref[r.num]
+	switch {
+	case !ok || e.typ == 0:
+		return nil, &Error{msg: fmt.Sprintf("PDF object %d is missing", r.num), cats: []error{ErrMalformed, errMissing}}
+	case e.typ == 2:
+		return d.fromObjStm(e.off, e.idx, r.num)
+	}
+	num, _, o, err := d.p.indirect(e.off)
+	if (err != nil || num != r.num) && d.hdrOff > 0 && !isFinal(err) {
+		num, _, o, err = d.p.indirect(e.off + d.hdrOff)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if num != r.num {
+		return nil, malformed("PDF cross-reference entry for object %d points at object %d", r.num, num)
+	}
+	return o, nil
+}
+
+// streamData decodes a stream, trusting /Length only when "endstream"
+// follows it and otherwise searching for "endstream".
+func (d *pdfDoc) streamData(s *stream, max int64) ([]byte, error) {
+	n := d.streamLength(s)
+	data, err := decodeStream(io.NewSectionReader(d.r, s.off, n), s.dict, d.resolve, max)
+	if err != nil {
+		return nil, err
+	}
+	d.decoded += int64(len(data))
+	if d.decoded > maxDecodedTotal {
+		return nil, limitErr("PDF streams decode to more than %d bytes in all", maxDecodedTotal)
+	}
+	return data, nil
+}
+
+func (d *pdfDoc) streamLength(s *stream) int64 {
+	var l int64 = -1
+	switch v := s.dict["Length"].(type) {
+	case int64:
+		l = v
+	case ref:
+		if x, ok := d.resolve(v).(int64); ok {
+			l = x
+		}
+	}
+	if l >= 0 && l <= d.size-s.off && d.endstreamAt(s.off+l) {
+		return l
+	}
+	return d.findEndstream(s.off)
+}
+
+func (d *pdfDoc) endstreamAt(pos int64) bool {
+	var b [32]byte
+	n, _ := d.r.ReadAt(b[:], pos)
+	t := bytes.TrimLeft(b[:n], " \t\r\n\f\x00")
+	return bytes.HasPrefix(t, []byte("endstream")) || len(t) == 0 && n < len(b)
+}
+
+// findEndstream returns the length of a stream's data: up to "endstream"
+// (less the end of line before it), or to the end of the file.
+func (d *pdfDoc) findEndstream(off int64) int64 {
+	kw := []byte("endstream")
+	buf := make([]byte, 64<<10)
+	for pos := off; pos < d.size; pos += int64(len(buf) - len(kw)) {
+		if d.dl.now() != nil {
+			break
+		}
+		n, _ := d.r.ReadAt(buf, pos)
+		if n <= 0 {
+			break
+		}
+		if i := bytes.Index(buf[:n], kw); i >= 0 {
+			end := pos + int64(i)
+			// drop the end of line before "endstream" (within this chunk)
+			if i > 0 && end > off && (buf[i-1] == '\n' || buf[i-1] == '\r') {
+				end--
+				if i > 1 && end > off && buf[i-2] == '\r' && buf[i-1] == '\n' {
+					end--
+				}
+			}
+			return end - off
+		}
+		if n < len(buf) {
+			break
+		}
+	}
+	return d.size - off
+}
+
+// fromObjStm parses object num, the idx'th in object stream stmNum.
+func (d *pdfDoc) fromObjStm(stmNum, idx, num int64) (object, error) {
+	if d.encrypted {
+		return nil, newErr([]error{ErrEncrypted}, "the PDF is encrypted and object %d is in an encrypted object stream: its pages cannot be counted without the password", num)
+	}
+	os, err := d.objStm(stmNum)
+	if err != nil {
+		return nil, err
+	}
+	off, ok := os.offsets[num]
+	if !ok {
+		return nil, &Error{msg: fmt.Sprintf("PDF object %d is not in object stream %d", num, stmNum), cats: []error{ErrMalformed, errMissing}}
+	}
+	p := newParser(bytesCursor(os.data, d.dl), d.dl)
+	p.seek(off)
+	return p.object(0)
+}
+
+func (d *pdfDoc) objStm(num int64) (*objStm, error) {
+	if os := d.stms[num]; os != nil {
+		return os, nil
+	}
+	e, ok := d.xref[num]
+	if !ok || e.typ != 1 {
+		return nil, malformed("PDF object stream %d is missing", num)
+	}
+	n, _, o, err := d.p.indirect(e.off)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := o.(*stream)
+	if !ok || n != num || s.dict["Type"] != pdfName("ObjStm") {
+		return nil, malformed("PDF object %d is not an object stream", num)
+	}
+	return d.readObjStm(s)
+}
+
+func (d *pdfDoc) readObjStm(s *stream) (*objStm, error) {
+	count, _ := d.resolve(s.dict["N"]).(int64)
+	first, _ := d.resolve(s.dict["First"]).(int64)
+	if count < 0 || first < 0 || count > int64(d.lim.MaxPDFObjects) {
+		return nil, malformed("PDF object stream %d has a bad /N or /First", s.num)
+	}
+	data, err := d.streamData(s, maxStreamBytes)
+	if err != nil {
+		return nil, prefixed(fmt.Sprintf("PDF object stream %d: ", s.num), err)
+	}
+	if first > int64(len(data)) {
+		return nil, malformed("PDF object stream %d: /First beyond its data", s.num)
+	}
+	os := &objStm{data: data, offsets: map[int64]int64{}}
+	p := newParser(bytesCursor(data[:first], d.dl), d.dl)
+	p.seek(0)
+	for range count {
+		t1, err1 := p.next()
+		t2, err2 := p.next()
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		if t1.kind != tInt || t2.kind != tInt || t2.i < 0 || first+t2.i > int64(len(data)) {
+			break
+		}
+		if _, dup := os.offsets[t1.i]; !dup {
+			os.offsets[t1.i] = first + t2.i
+		}
+	}
+	if d.stmBytes+int64(len(data)) > maxObjStmCache {
+		clear(d.stms)
+		d.stmBytes = 0
+	}
+	d.stms[s.num] = os
+	d.stmBytes += int64(len(data))
+	return os, nil
+}
+
+// rebuild recreates the cross-reference table by scanning the whole file
+// for "N G obj", as PDF readers do with damaged files. Later definitions
+// of an object win (incremental updates append). Object streams found are
+// indexed; the trailer comes from the last "trailer" or cross-reference
+// stream with a /Root, else from the last /Catalog.
+func (d *pdfDoc) rebuild() error {
+	d.reset()
+	d.rebuilt = true
+	var trailers, stms, xrefs, catalogs []int64
+	kw := []byte("obj")
+	buf := make([]byte, scanChunk)
+	for base := int64(0); base < d.size; {
+		if err := d.dl.now(); err != nil {
+			return err
+		}
+		n, _ := d.r.ReadAt(buf, base)
+		if n <= 0 {
+			break
+		}
+		chunk := buf[:n]
+		last := base+int64(n) >= d.size || n < len(buf)
+		lo, hi := 0, n
+		if base > 0 {
+			lo = scanBack
+		}
+		if !last {
+			hi = n - scanAhead
+		}
+		for i := lo; i < hi; {
+			j := bytes.Index(chunk[i:hi], kw)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + 1
+			if at+3 < n && isRegular(chunk[at+3]) {
+				continue
+			}
+			num, start, ok := objHeader(chunk, at)
+			if !ok {
+				continue
+			}
+			if _, seen := d.xref[num]; !seen && len(d.xref) >= d.lim.MaxPDFObjects {
+				return limitErr("PDF has more than %d objects", d.lim.MaxPDFObjects)
+			}
+			off := base + int64(start)
+			d.xref[num] = xrefEntry{typ: 1, off: off}
+			ahead := chunk[at+3 : min(n, at+3+scanAhead)]
+			if k := bytes.Index(ahead, []byte("endobj")); k >= 0 {
+				ahead = ahead[:k]
+			}
+			switch {
+			case bytes.Contains(ahead, []byte("/ObjStm")):
+				stms = append(stms, num)
+			case bytes.Contains(ahead, []byte("/XRef")):
+				xrefs = append(xrefs, num)
+			case bytes.Contains(ahead, []byte("/Catalog")):
+				catalogs = append(catalogs, num)
+			}
+		}
+		for i := lo; i < hi; {
+			j := bytes.Index(chunk[i:hi], []byte("trailer"))
+			if j < 0 {
+				break
+			}
+			trailers = append(trailers, base+int64(i+j))
+			i += j + 1
+		}
+		if last {
+			break
+		}
+		base += int64(hi - scanBack)
+	}
+	if len(d.xref) == 0 {
+		return malformed("not a PDF: no objects found")
+	}
+	// Index object streams; objects defined directly win.
+	for _, num := range stms {
+		e := d.xref[num]
+		n, _, o, err := d.p.indirect(e.off)
+		s, ok := o.(*stream)
+		if err != nil || !ok || n != num || s.dict["Type"] != pdfName("ObjStm") {
+			continue
+		}
+		if d.hasEncrypt() {
+			continue // its data is encrypted
+		}
+		os, err := d.readObjStm(s)
+		if err != nil {
+			if isFinal(err) {
+				return err
+			}
+			continue
+		}
+		members := slices.Sorted(mapKeys(os.offsets))
+		for _, m := range members {
+			if _, ok := d.xref[m]; ok {
+				continue
+			}
+			if len(d.xref) >= d.lim.MaxPDFObjects {
+				return limitErr("PDF has more than %d objects", d.lim.MaxPDFObjects)
+			}
+			d.xref[m] = xrefEntry{typ: 2, off: num}
+			if bytes.Contains(os.data, []byte("/Catalog")) {
+				catalogs = append(catalogs, m)
+			}
+		}
+	}
+	// The trailer: the last that names a catalog.
+	for i := len(trailers) - 1; i >= 0 && i >= len(trailers)-maxTrailersTried; i-- {
+		d.p.seek(trailers[i] + int64(len("trailer")))
+		o, err := d.p.object(0)
+		if tr, ok := o.(dict); err == nil && ok && d.isCatalog(tr["Root"]) {
+			d.trailer = tr
+			break
+		}
+	}
+	if d.trailer["Root"] == nil {
+		for i := len(xrefs) - 1; i >= 0; i-- {
+			_, _, o, err := d.p.indirect(d.xref[xrefs[i]].off)
+			if s, ok := o.(*stream); err == nil && ok && d.isCatalog(s.dict["Root"]) {
+				d.trailer = s.dict
+				break
+			}
+		}
+	}
+	if d.trailer["Root"] == nil {
+		for i := len(catalogs) - 1; i >= 0; i-- {
+			r := ref{catalogs[i], 0}
+			if d.isCatalog(r) {
+				d.trailer = dict{"Root": r}
+				break
+			}
+		}
+	}
+	if d.trailer["Root"] == nil {
+		return malformed("PDF has no document catalog")
+	}
+	d.encrypted = d.trailer["Encrypt"] != nil || d.hasEncrypt()
+	return nil
+}
+
+// hasEncrypt tells whether any trailer in the file names an /Encrypt
+// dictionary (asked during a rebuild, before the trailer is known).
+func (d *pdfDoc) hasEncrypt() bool {
+	if d.trailer["Encrypt"] != nil {
+		return true
+	}
+	if d.encryptScanned {
+		return d.encryptFound
+	}
+	d.encryptScanned = true
+	kw := []byte("/Encrypt")
+	buf := make([]byte, scanChunk)
+	for base := int64(0); base < d.size; base += int64(len(buf) - len(kw)) {
+		n, _ := d.r.ReadAt(buf, base)
+		if n <= 0 || d.dl.now() != nil {
+			break
+		}
+		if bytes.Contains(buf[:n], kw) {
+			d.encryptFound = true
+			break
+		}
+		if n < len(buf) {
+			break
+		}
+	}
+	return d.encryptFound
+}
+
+func (d *pdfDoc) isCatalog(o object) bool {
+	c, ok := d.resolve(o).(dict)
+	return ok && c["Pages"] != nil && (c["Type"] == pdfName("Catalog") || c["Type"] == nil)
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// objHeader recognises "N G obj" ending just before chunk[at:] and
+// returns N and where it starts.
+func objHeader(chunk []byte, at int) (num int64, start int, ok bool) {
+	i := at - 1
+	skipSpace := func() int {
+		n := 0
+		for i >= 0 && isSpace(chunk[i]) && n < 16 {
+			i--
+			n++
+		}
+		return n
+	}
+	digits := func() (int64, int) {
+		end := i
+		for i >= 0 && chunk[i] >= '0' && chunk[i] <= '9' && end-i < 10 {
+			i--
+		}
+		if i == end {
+			return 0, 0
+		}
+		var v int64
+		for _, c := range chunk[i+1 : end+1] {
+			v = v*10 + int64(c-'0')
+		}
+		return v, end - i
+	}
+	if skipSpace() == 0 {
+		return 0, 0, false
+	}
+	if _, n := digits(); n == 0 {
+		return 0, 0, false
+	}
+	if skipSpace() == 0 {
+		return 0, 0, false
+	}
+	num, n := digits()
+	if n == 0 || num == 0 {
+		return 0, 0, false
+	}
+	if i >= 0 && isRegular(chunk[i]) {
+		return 0, 0, false
+	}
+	return num, i + 1, true
+}
+
+// countPages walks the page tree from the catalog without recursion: a
+// node reached twice is an error (a cycle, or a shared subtree that would
+// otherwise multiply), as is a tree deeper than MaxDepth or with more
+// than MaxPages leaves. /Count is not trusted: the leaves are counted.
+func (d *pdfDoc) countPages() (int, error) {
+	c, err := d.resolveErr(d.trailer["Root"])
+	if err != nil {
+		return 0, prefixed("PDF document catalog: ", err)
+	}
+	cat, ok := c.(dict)
+	if !ok {
+		return 0, malformed("PDF document catalog is missing")
+	}
+	root := cat["Pages"]
+	if root == nil {
+		return 0, malformed("PDF document catalog has no /Pages")
+	}
+	type frame struct {
+		kids  array
+		i     int
+		self  ref
+		isRef bool
+	}
+	var (
+		stack   []frame
+		visited = map[ref]bool{}
+		onPath  = map[ref]bool{}
+		count   int
+		decl    int64 = -1
+	)
+	visit := func(o object) error {
+		var self ref
+		isRef := false
+		if r, ok := o.(ref); ok {
+			if onPath[r] {
+				return &Error{msg: fmt.Sprintf("PDF page tree has a cycle (object %d is its own ancestor)", r.num), cats: []error{ErrMalformed, errFinal}}
+			}
+			if visited[r] {
+				return &Error{msg: fmt.Sprintf("PDF page tree reaches object %d twice", r.num), cats: []error{ErrMalformed, errFinal}}
+			}
+			visited[r] = true
+			var err error
+			if o, err = d.load(r); err != nil {
+				if errors.Is(err, errMissing) && d.encrypted {
+					return newErr([]error{ErrEncrypted}, "the PDF is encrypted and its page tree object %d cannot be read without the password", r.num)
+				}
+				return prefixed("PDF page tree: ", err)
+			}
+			self, isRef = r, true
+		}
+		n, ok := o.(dict)
+		if !ok {
+			return malformed("PDF page tree node is not a dictionary")
+		}
+		typ, _ := n["Type"].(pdfName)
+		kids, hasKids := n["Kids"]
+		switch {
+		case typ == "Pages" || typ == "" && hasKids:
+			if len(stack) >= d.lim.MaxDepth {
+				return limitErr("PDF page tree is nested deeper than %d levels", d.lim.MaxDepth)
+			}
+			k, err := d.resolveErr(kids)
+			if err != nil {
+				return prefixed("PDF page tree: ", err)
+			}
+			ka, ok := k.(array)
+			if !ok && kids != nil {
+				return malformed("PDF page tree node /Kids is not an array")
+			}
+			if decl < 0 {
+				decl, _ = d.resolve(n["Count"]).(int64)
+			}
+			stack = append(stack, frame{kids: ka, self: self, isRef: isRef})
+			if isRef {
+				onPath[self] = true
+			}
+		case typ == "Page" || typ == "":
+			count++
+			if count > d.lim.MaxPages {
+				return limitErr("PDF has more than %d pages", d.lim.MaxPages)
+			}
+		default:
+			return malformed("PDF page tree node has /Type /%s", typ)
+		}
+		return nil
+	}
+	if err := visit(root); err != nil {
+		return 0, err
+	}
+	for len(stack) > 0 {
+		if err := d.dl.check(); err != nil {
+			return 0, err
+		}
+		top := &stack[len(stack)-1]
+		if top.i >= len(top.kids) {
+			if top.isRef {
+				delete(onPath, top.self)
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		kid := top.kids[top.i]
+		top.i++
+		if err := visit(kid); err != nil {
+			return 0, err
+		}
+	}
+	if count == 0 {
+		if decl > 0 {
+			return 0, malformed("PDF page tree has no pages (its /Count says %d)", decl)
+		}
+		return 0, malformed("PDF has no pages")
+	}
+	return count, nil
+}

@@ -1,0 +1,370 @@
+package metadata
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/segmentio/encoding/json"
+)
+
+func (st *state) parseJSON(data []byte) *Pack {
+	if off := invalidUTF8(data); off >= 0 {
+		st.fatal(fmt.Sprintf("invalid UTF-8 at %s: JSON metadata must be UTF-8 (RFC 7159)", where(data, off)))
+		return nil
+	}
+	first := bytes.TrimLeft(data, " \t\r\n")
+	if len(first) == 0 {
+		st.fatal("empty metadata file")
+		return nil
+	}
+	if off := tooDeep(data, st.lim.MaxDepth); off >= 0 {
+		st.fatal(fmt.Sprintf("nested deeper than %d levels at %s", st.lim.MaxDepth, where(data, off)))
+		return nil
+	}
+	// The depth is bounded now, so the validator's recursion is too.
+	if !json.Valid(data) {
+		st.fatal(syntaxError(data))
+		return nil
+	}
+	if first[0] != '{' {
+		st.fatal("the root must be a JSON object, got " + jsonKind(first))
+		return nil
+	}
+	r := &jsonReader{st: st, src: data, t: json.NewTokenizer(data)}
+	r.t.Next()
+	return st.decodePack(r)
+}
+
+// syntaxError describes why data is not JSON, with its position. The
+// standard library's validating scanner (which Unmarshal runs before
+// decoding anything) gives the offset.
+func syntaxError(data []byte) string {
+	var v struct{}
+	err := stdjson.Unmarshal(data, &v)
+	var se *stdjson.SyntaxError
+	if errors.As(err, &se) {
+		off := int(se.Offset) - 1 // the offending byte
+		if se.Offset >= int64(len(data)) && strings.Contains(se.Error(), "end of JSON input") {
+			off = len(data)
+		}
+		off = max(off, 0)
+		return fmt.Sprintf("invalid JSON at %s: %s", where(data, off), se.Error())
+	}
+	return "invalid JSON"
+}
+
+// where is "line L, column C" of byte offset off (columns count
+// characters, from 1).
+func where(data []byte, off int) string {
+	if off > len(data) {
+		off = len(data)
+	}
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	col := 1 + utf8.RuneCount(data[start:off])
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// invalidUTF8 returns the offset of the first byte that is not valid
+// UTF-8, or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// tooDeep returns the offset of the first bracket nested deeper than max,
+// or -1. It does not recurse, whatever the input.
+func tooDeep(b []byte, max int) int {
+	depth := 0
+	inStr := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+			if depth > max {
+				return i
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return -1
+}
+
+func jsonKind(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// jsonReader decodes with segmentio's tokenizer, positioned on the first
+// token of the current value. The input has been validated, so the
+// tokenizer's tokens are well formed; each method leaves it on the last
+// token of the value it consumed.
+type jsonReader struct {
+	st  *state
+	src []byte
+	t   *json.Tokenizer
+}
+
+func (r *jsonReader) xml() bool { return false }
+
+func (r *jsonReader) kind() string {
+	if r.t.Delim != 0 {
+		return jsonKind([]byte{byte(r.t.Delim)})
+	}
+	return jsonKind(r.t.Value)
+}
+
+func (r *jsonReader) null() bool { return r.t.Delim == 0 && r.t.Value.Null() }
+
+func (r *jsonReader) skip() {
+	if r.t.Delim != '{' && r.t.Delim != '[' {
+		return
+	}
+	d := r.t.Depth
+	for r.t.Next() {
+		if (r.t.Delim == '}' || r.t.Delim == ']') && r.t.Depth == d {
+			return
+		}
+	}
+}
+
+func (r *jsonReader) wrongType(want string) {
+	got := r.kind()
+	if got == "number" {
+		got += " " + quoteNum(r.t.Value)
+	}
+	r.st.here("want " + want + ", got " + got)
+	r.skip()
+}
+
+func quoteNum(v []byte) string {
+	if len(v) > 30 {
+		return string(v[:30]) + "…"
+	}
+	return string(v)
+}
+
+func (r *jsonReader) str(bool) (string, bool) {
+	if r.t.Delim != 0 || !r.t.Value.String() {
+		r.wrongType("a string")
+		return "", false
+	}
+	s := string(unescape(nil, r.t.Value))
+	if !r.st.checkString(s) {
+		return "", false
+	}
+	return s, true
+}
+
+func (r *jsonReader) integer() (int, bool) {
+	v := r.t.Value
+	if r.t.Delim != 0 || !v.Number() {
+		r.wrongType("an integer")
+		return 0, false
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		r.st.here("want an integer, got number " + quoteNum(v))
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 32)
+	if err != nil {
+		r.st.here("integer " + quoteNum(v) + " is out of range")
+		return 0, false
+	}
+	return int(n), true
+}
+
+func (r *jsonReader) boolean() (bool, bool) {
+	v := r.t.Value
+	if r.t.Delim != 0 || !(v.True() || v.False()) {
+		r.wrongType("a boolean (true or false)")
+		return false, false
+	}
+	return v.True(), true
+}
+
+func (r *jsonReader) object(fn func(key string)) {
+	if r.t.Delim != '{' {
+		r.wrongType("an object")
+		return
+	}
+	d := r.t.Depth
+	for !r.st.stop && r.t.Next() {
+		if r.t.Delim == '}' && r.t.Depth == d {
+			return
+		}
+		if r.t.Delim == ',' {
+			r.t.Next()
+		}
+		key := string(unescape(nil, r.t.Value))
+		r.t.Next() // ':'
+		r.t.Next()
+		r.st.push(key)
+		switch {
+		case len(key) > r.st.lim.MaxStringBytes:
+			r.st.path[len(r.st.path)-1].key = key[:64]
+			r.st.here(fmt.Sprintf("key of %d bytes exceeds the limit of %d bytes", len(key), r.st.lim.MaxStringBytes))
+			r.skip()
+		default:
+			fn(key)
+		}
+		r.st.pop()
+	}
+}
+
+func (r *jsonReader) list(_ string, fn func(i int) bool) {
+	if r.t.Delim != '[' {
+		r.wrongType("an array")
+		return
+	}
+	d := r.t.Depth
+	for i := 0; !r.st.stop && r.t.Next(); i++ {
+		if r.t.Delim == ']' && r.t.Depth == d {
+			return
+		}
+		if r.t.Delim == ',' {
+			r.t.Next()
+		}
+		r.st.pushIdx(i)
+		more := fn(i)
+		r.st.pop()
+		if !more {
+			r.skip() // the item fn left
+			for r.t.Next() {
+				if r.t.Delim == ']' && r.t.Depth == d {
+					return
+				}
+			}
+			return
+		}
+	}
+}
+
+func (r *jsonReader) textOr(container string) (string, bool, bool) {
+	switch {
+	case r.t.Delim == 0 && r.t.Value.String():
+		return string(unescape(nil, r.t.Value)), true, true
+	case container == "array" && r.t.Delim == '[', container == "object" && r.t.Delim == '{':
+		return "", false, true
+	}
+	r.wrongType("a string or an " + container)
+	return "", false, false
+}
+
+func (r *jsonReader) pos() int { return len(r.src) - r.t.Remaining() }
+
+func (r *jsonReader) mark() int { return r.pos() - len(r.t.Value) }
+
+func (r *jsonReader) rawSince(m int) string { return string(r.src[m:r.pos()]) }
+
+// unescape appends the contents of the JSON string token v (quotes
+// included, already validated) to dst, decoding escapes. A lone UTF-16
+// surrogate becomes U+FFFD.
+func unescape(dst, v []byte) []byte {
+	if len(v) < 2 {
+		return dst
+	}
+	v = v[1 : len(v)-1]
+	if bytes.IndexByte(v, '\\') < 0 {
+		return append(dst, v...)
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 >= len(v) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch v[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'u':
+			if i+4 >= len(v) {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+				i = len(v)
+				continue
+			}
+			r := hex4(v[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(v) && v[i+1] == '\\' && v[i+2] == 'u' {
+				if r2 := hex4(v[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
+					r = utf16.DecodeRune(r, r2)
+					i += 6
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, v[i])
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
