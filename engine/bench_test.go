@@ -104,6 +104,9 @@ func waitCached(e *engine.Engine, lines []string) {
 // TestHotPathAllocations: judging a matched, unmatched or international
 // address allocates nothing; an invalid one allocates only its message.
 func TestHotPathAllocations(t *testing.T) {
+	if testref.RaceEnabled {
+		t.Skip("the race detector allocates; scripts/test runs this without it")
+	}
 	e := newEngine(t, false)
 	ec := newEngine(t, true)
 	f := func(maxAllocs float64, lines ...string) {

@@ -137,6 +137,9 @@ func TestDiscoverAndDetail(t *testing.T) {
 
 // TestNoGarbage: a single-address call allocates nothing once warm.
 func TestNoGarbage(t *testing.T) {
+	if testref.RaceEnabled {
+		t.Skip("the race detector allocates; scripts/test runs this without it")
+	}
 	s := newServer(t, rpc.Config{})
 	f := func(req string) {
 		t.Helper()
