@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/lodge-mail/lodge/data"
@@ -33,6 +34,9 @@ type Detail struct {
 	Granularity  Granularity `json:"granularity,omitempty"`
 	ReferenceID  string      `json:"reference_id,omitempty"`
 	Suggestion   []string    `json:"suggestion,omitempty"`
+	// NearestNumbers are the street's real house numbers nearest to one
+	// that is not there (fault NUMBER_NOT_FOUND).
+	NearestNumbers []string `json:"nearest_numbers,omitempty"`
 	Faults       []string    `json:"faults,omitempty"`
 }
 
@@ -58,24 +62,21 @@ func (e *Engine) detail(s *scratch, p *parse) *Detail {
 		}
 		d.Locality = b.String()
 	}
+	var pm premise
+	unitLine := s.readPremise(p, &pm)
+	if p.delivery >= 0 && p.deliveryK == deliveryPostal {
+		lo, hi := s.deliveryRange(p)
+		s.readPostal(d, &pm, lo, hi)
+	}
+	pm.fill(s, d)
 	above := p.tailStart
 	if p.delivery >= 0 {
-		lo, hi := int(s.ctok[p.delivery][0]), int(s.ctok[p.delivery][1])
-		if p.streetSplit >= 0 {
-			hi = p.streetSplit
-		}
-		if p.deliveryK == deliveryPostal {
-			s.readPostal(d, lo, hi)
-		} else {
-			s.readStreet(d, lo, hi)
-		}
 		above = p.delivery
 	}
 	for c := 0; c < above; c++ {
-		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
 		line := string(s.comp(c))
 		switch {
-		case c == above-1 && s.readUnitLine(d, lo, hi):
+		case unitLine&(1<<c) != 0:
 		case isCareOf(line):
 			d.CareOf = line
 		default:
@@ -83,6 +84,78 @@ func (e *Engine) detail(s *scratch, p *parse) *Detail {
 		}
 	}
 	return d
+}
+
+// premise is a delivery line read into its parts. Its byte slices alias
+// scratch.buf: reading one allocates nothing.
+type premise struct {
+	flatType, levelType string // codes, from the vocabulary tables
+	flatNum, levelNum   []byte
+	lot                 []byte
+	numFirst, numLast   []byte
+	nameLo, nameHi      int // token range of the street name; empty when nameLo == nameHi
+	streetType, suffix  int // indexes into data.StreetTypes and data.StreetSuffixes, -1 when none
+	hasStreet           bool
+}
+
+// deliveryRange returns the token range of the delivery line.
+func (s *scratch) deliveryRange(p *parse) (int, int) {
+	lo, hi := int(s.ctok[p.delivery][0]), int(s.ctok[p.delivery][1])
+	if p.streetSplit >= 0 {
+		hi = p.streetSplit
+	}
+	return lo, hi
+}
+
+// readPremise reads the street delivery line, and the lines above it that
+// hold only units and levels ("UNIT 12" / "LEVEL 3" / "BELCONNEN TOWERS" /
+// "1 BENJAMIN WAY"), into pm. It returns the set of those unit lines (bit
+// c for component c).
+func (s *scratch) readPremise(p *parse, pm *premise) uint8 {
+	*pm = premise{streetType: -1, suffix: -1}
+	var unitLines uint8
+	above := p.tailStart
+	if p.delivery >= 0 {
+		above = p.delivery
+	}
+	for c := above - 1; c >= 0 && c >= above-3; c-- {
+		var u premise
+		if !s.readUnitLine(&u, int(s.ctok[c][0]), int(s.ctok[c][1])) {
+			continue
+		}
+		unitLines |= 1 << c
+		if pm.flatType == "" && u.flatType != "" {
+			pm.flatType, pm.flatNum = u.flatType, u.flatNum
+		}
+		if pm.levelType == "" && u.levelType != "" {
+			pm.levelType, pm.levelNum = u.levelType, u.levelNum
+		}
+		if pm.lot == nil {
+			pm.lot = u.lot
+		}
+	}
+	if p.delivery >= 0 && p.deliveryK == deliveryStreet {
+		lo, hi := s.deliveryRange(p)
+		s.readStreet(pm, lo, hi)
+	}
+	return unitLines
+}
+
+// fill copies pm into d's fields.
+func (pm *premise) fill(s *scratch, d *Detail) {
+	d.FlatType, d.FlatNumber = pm.flatType, string(pm.flatNum)
+	d.LevelType, d.LevelNumber = pm.levelType, string(pm.levelNum)
+	d.Lot = string(pm.lot)
+	d.NumberFirst, d.NumberLast = string(pm.numFirst), string(pm.numLast)
+	if pm.nameHi > pm.nameLo {
+		d.StreetName = string(s.buf[s.toks[pm.nameLo].start:s.toks[pm.nameHi-1].end])
+	}
+	if pm.streetType >= 0 {
+		d.StreetType = data.StreetTypes[pm.streetType].Full
+	}
+	if pm.suffix >= 0 {
+		d.StreetSuffix = data.StreetSuffixes[pm.suffix].Abbr
+	}
 }
 
 // isCareOf reports whether a line names who the mail is in the care of.
@@ -95,8 +168,8 @@ func isCareOf(line string) bool {
 	return false
 }
 
-// readPostal reads "PO BOX 123" (and "RMB 45 SMITH RD").
-func (s *scratch) readPostal(d *Detail, lo, hi int) {
+// readPostal reads "PO BOX 123" (and "RMB 45 SMITH RD") into d and pm.
+func (s *scratch) readPostal(d *Detail, pm *premise, lo, hi int) {
 	for w := min(voc.postal.maxWords, hi-lo); w >= 1; w-- {
 		if idx, ok := voc.postal.lookup(s.phrase(lo, lo+w-1)); ok {
 			d.PostalType = data.PostalDeliveryTypes[idx].Full
@@ -109,50 +182,50 @@ func (s *scratch) readPostal(d *Detail, lo, hi int) {
 		lo++
 	}
 	if lo < hi {
-		s.readStreet(d, lo, hi)
+		s.readStreet(pm, lo, hi)
 	}
 }
 
 // readUnitLine reads a line holding only flat and level ("UNIT 20",
 // "LEVEL 3", "SUITE 2 LEVEL 5"); it reports false, changing nothing, when
 // the line holds anything else.
-func (s *scratch) readUnitLine(d *Detail, lo, hi int) bool {
-	var t Detail
+func (s *scratch) readUnitLine(pm *premise, lo, hi int) bool {
+	var t premise
 	k := s.readUnitPrefix(&t, lo, hi)
 	if k != hi || k == lo {
 		return false
 	}
-	if t.FlatType != "" {
-		d.FlatType, d.FlatNumber = t.FlatType, t.FlatNumber
+	if t.flatType != "" {
+		pm.flatType, pm.flatNum = t.flatType, t.flatNum
 	}
-	if t.LevelType != "" {
-		d.LevelType, d.LevelNumber = t.LevelType, t.LevelNumber
+	if t.levelType != "" {
+		pm.levelType, pm.levelNum = t.levelType, t.levelNum
 	}
-	if t.Lot != "" {
-		d.Lot = t.Lot
+	if t.lot != nil {
+		pm.lot = t.lot
 	}
 	return true
 }
 
 // readUnitPrefix reads flat, level and lot designators from token lo on and
 // returns the index of the first token it did not use.
-func (s *scratch) readUnitPrefix(d *Detail, lo, hi int) int {
+func (s *scratch) readUnitPrefix(pm *premise, lo, hi int) int {
 	k := lo
 	for k < hi {
 		w := s.word(k)
 		if string(w) == "LOT" && k+1 < hi && isNumberish(s.word(k+1)) {
-			d.Lot = string(s.word(k + 1))
+			pm.lot = s.word(k + 1)
 			k += 2
 			continue
 		}
 		if w[0] == '#' && len(w) > 1 {
-			d.FlatType, d.FlatNumber = "UNIT", string(w[1:])
+			pm.flatType, pm.flatNum = "UNIT", w[1:]
 			k++
 			continue
 		}
 		if n, idx, ok := s.lookupAt(&voc.flatTypes, k, hi); ok {
 			if k+n < hi && isNumberish(s.word(k+n)) {
-				d.FlatType, d.FlatNumber = data.FlatTypes[idx].Abbr, strings.TrimPrefix(string(s.word(k+n)), "#")
+				pm.flatType, pm.flatNum = data.FlatTypes[idx].Abbr, bytes.TrimPrefix(s.word(k+n), []byte("#"))
 				k += n + 1
 				continue
 			}
@@ -160,12 +233,12 @@ func (s *scratch) readUnitPrefix(d *Detail, lo, hi int) int {
 		if n, idx, ok := s.lookupAt(&voc.levelTypes, k, hi); ok {
 			code := data.LevelTypes[idx].Abbr
 			if k+n < hi && isNumberish(s.word(k+n)) && !(k+n+1 < hi && isNumberish(s.word(k+n+1)) && code == "G") {
-				d.LevelType, d.LevelNumber = code, string(s.word(k+n))
+				pm.levelType, pm.levelNum = code, s.word(k+n)
 				k += n + 1
 				continue
 			}
 			if code == "G" || code == "LG" || code == "UG" || code == "B" || code == "M" || code == "RT" || code == "PTHS" {
-				d.LevelType = code
+				pm.levelType = code
 				k += n
 				continue
 			}
@@ -173,12 +246,12 @@ func (s *scratch) readUnitPrefix(d *Detail, lo, hi int) int {
 		// glued forms: U20, L3, APT5
 		if j := firstDigit(w); j > 0 && j < len(w) {
 			if idx, ok := voc.flatTypes.lookup(w[:j]); ok {
-				d.FlatType, d.FlatNumber = data.FlatTypes[idx].Abbr, string(w[j:])
+				pm.flatType, pm.flatNum = data.FlatTypes[idx].Abbr, w[j:]
 				k++
 				continue
 			}
 			if idx, ok := voc.levelTypes.lookup(w[:j]); ok {
-				d.LevelType, d.LevelNumber = data.LevelTypes[idx].Abbr, string(w[j:])
+				pm.levelType, pm.levelNum = data.LevelTypes[idx].Abbr, w[j:]
 				k++
 				continue
 			}
@@ -211,27 +284,28 @@ func (s *scratch) lookupAt(ph *phrases, k, hi int) (int, uint16, bool) {
 }
 
 // readStreet reads "[unit] [number] NAME [TYPE] [SUFFIX]".
-func (s *scratch) readStreet(d *Detail, lo, hi int) {
-	k := s.readUnitPrefix(d, lo, hi)
+func (s *scratch) readStreet(pm *premise, lo, hi int) {
+	pm.hasStreet = true
+	k := s.readUnitPrefix(pm, lo, hi)
 	if k < hi && isNumberish(s.word(k)) && k+1 < hi {
-		num := string(s.word(k))
-		if i := strings.IndexByte(num, '/'); i > 0 {
+		num := s.word(k)
+		if i := bytes.IndexByte(num, '/'); i > 0 {
 			// 3/72: flat 3 at number 72
-			if d.FlatType == "" {
-				d.FlatType = "UNIT"
+			if pm.flatType == "" {
+				pm.flatType = "UNIT"
 			}
-			d.FlatNumber, num = num[:i], num[i+1:]
+			pm.flatNum, num = num[:i], num[i+1:]
 		}
-		if i := strings.IndexByte(num, '-'); i > 0 {
-			d.NumberFirst, d.NumberLast = num[:i], num[i+1:]
+		if i := bytes.IndexByte(num, '-'); i > 0 {
+			pm.numFirst, pm.numLast = num[:i], num[i+1:]
 		} else {
-			d.NumberFirst = num
+			pm.numFirst = num
 		}
 		k++
 		// "UNIT 1-19 25 SMITH ST": a second number is the street number
-		if k < hi && isNumberish(s.word(k)) && k+1 < hi && d.FlatType == "" {
-			d.FlatType, d.FlatNumber = "UNIT", num
-			d.NumberFirst, d.NumberLast = string(s.word(k)), ""
+		if k < hi && isNumberish(s.word(k)) && k+1 < hi && pm.flatType == "" {
+			pm.flatType, pm.flatNum = "UNIT", num
+			pm.numFirst, pm.numLast = s.word(k), nil
 			k++
 		}
 	}
@@ -257,13 +331,9 @@ func (s *scratch) readStreet(d *Detail, lo, hi int) {
 	}
 	if typ >= 0 {
 		idx, _ := voc.streetTypes.lookup(s.word(typ))
-		d.StreetType = data.StreetTypes[idx].Full
-		if suffix >= 0 {
-			d.StreetSuffix = data.StreetSuffixes[suffix].Abbr
-		}
+		pm.streetType = int(idx)
+		pm.suffix = suffix
 		end = typ
 	}
-	if end > k {
-		d.StreetName = string(s.buf[s.toks[k].start:s.toks[end-1].end])
-	}
+	pm.nameLo, pm.nameHi = k, end
 }

@@ -85,6 +85,11 @@ const (
 	FaultBoxPostcode      = "POSTCODE_FOR_BOXES_ONLY"
 	FaultAmbiguous        = "AMBIGUOUS"
 	FaultTrailingText     = "TEXT_AFTER_POSTCODE"
+	FaultStreetUnknown    = "STREET_NOT_FOUND"
+	FaultStreetType       = "STREET_TYPE_MISSING"
+	FaultNumberUnknown    = "NUMBER_NOT_FOUND"
+	FaultUnitUnknown      = "UNIT_NOT_FOUND"
+	FaultAddressPostcode  = "ADDRESS_POSTCODE_MISMATCH"
 )
 
 // Config tunes an Engine. The zero value is the documented default.
@@ -534,6 +539,11 @@ func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
 				e.suggest(s, p, r.Detail)
 			}
 			return r
+		}
+		if ref.streets != nil && p.deliveryK == deliveryStreet && ref.locGroup[id] != 0 {
+			if r, ok := e.judgeStreet(s, p, l, ref.locGroup[id]-1, detail); ok {
+				return r
+			}
 		}
 		r := Result{Status: StatusMatched, Nation: "AUS"}
 		if detail {

@@ -29,12 +29,14 @@ type scratch struct {
 	ctok  [MaxComponents][2]uint16 // token index range of each component
 	toks  []token
 	key   []byte // canonical locality key
+	skey  []byte // canonical street key
+	pm    premise
 	lines [MaxComponents + 2]string
 	p     parse
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{buf: make([]byte, 0, 512), toks: make([]token, 0, 64), key: make([]byte, 0, 64)}
+	return &scratch{buf: make([]byte, 0, 512), toks: make([]token, 0, 64), key: make([]byte, 0, 64), skey: make([]byte, 0, 64)}
 }}
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }

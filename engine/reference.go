@@ -96,6 +96,10 @@ type Reference struct {
 	// pcHasAddresses tells delivery postcodes from box-only ones.
 	gnafPostcodes bool
 	pcAddresses   [10000]int32
+	// streets is the street and premise level, nil when none is loaded;
+	// locGroup[id] is locality id's street group + 1, 0 for none.
+	streets  *Streets
+	locGroup []uint32
 }
 
 // Facts describes a reference for logs and metrics.
@@ -104,6 +108,10 @@ type Facts struct {
 	Postcodes  int
 	Countries  int
 	NZPlaces   int
+	// Street and premise level (zero without it).
+	StreetGroups int
+	Streets      int
+	Points       int
 }
 
 // Facts returns counts describing r.
@@ -422,4 +430,10 @@ func canonicalCountry(name string) string {
 // with its apostrophes and hyphens ("O'CONNOR", "KUR-RING-GAI").
 func displayName(name string) string {
 	return strings.Join(strings.Fields(strings.ToUpper(name)), " ")
+}
+
+// StateByAbbr finds a state by its abbreviation ("NSW", "OT").
+func StateByAbbr(abbr string) (State, bool) {
+	s := stateByAbbr(abbr)
+	return s, s != NoState
 }

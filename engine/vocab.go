@@ -85,3 +85,28 @@ func buildVocab() *vocab {
 }
 
 func postalFull(idx uint16) string { return data.PostalDeliveryTypes[idx].Full }
+
+func (v *vocab) streetTypeFull(idx uint16) string { return data.StreetTypes[idx].Full }
+
+func (v *vocab) suffixAbbr(idx uint16) string {
+	if a := data.StreetSuffixes[idx].Abbr; a != "" {
+		return a
+	}
+	return data.StreetSuffixes[idx].Full
+}
+
+func (v *vocab) levelCode(idx uint16) string {
+	if a := data.LevelTypes[idx].Abbr; a != "" {
+		return a
+	}
+	return data.LevelTypes[idx].Full
+}
+
+// streetTypeAbbrOf returns the printed abbreviation of a street type given
+// in full ("AVENUE" → "AV").
+func (v *vocab) streetTypeAbbrOf(full string) string {
+	if idx, ok := v.streetTypes.lookup([]byte(full)); ok && data.StreetTypes[idx].Abbr != "" {
+		return data.StreetTypes[idx].Abbr
+	}
+	return full
+}

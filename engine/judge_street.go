@@ -1,0 +1,115 @@
+package engine
+
+import "strings"
+
+// judgeStreet judges a street address whose locality is confirmed and has
+// street data (group g). ok is false when the street level has nothing to
+// say (an incomplete group without the street): the locality verdict
+// stands.
+func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, g uint32, detail bool) (Result, bool) {
+	pm := &s.pm
+	unitLine := s.readPremise(p, pm)
+	m := e.matchStreet(s, pm, g, p.postcode)
+	st := e.ref.streets
+	var r Result
+	switch m.outcome {
+	case streetNone:
+		return Result{}, false
+	case streetMatched, premiseMatched:
+		r = Result{Status: StatusMatched, Nation: "AUS"}
+	default:
+		r = Result{Status: StatusUnmatched, Nation: "AUS"}
+	}
+	if !detail {
+		return r, true
+	}
+	d := e.detail(s, p)
+	r.Detail = d
+	d.Locality = l.Name
+	if m.street >= 0 {
+		d.ReferenceID = st.streets[m.street].pid
+	}
+	if m.typeFix {
+		d.Faults = append(d.Faults, FaultStreetType)
+		d.Suggestion = e.premiseLines(s, p, unitLine, pm, st.streets[m.street].name, "", l.Name, p.postcode)
+	}
+	switch m.outcome {
+	case streetMatched:
+		d.Granularity = GranularityStreet
+	case premiseMatched:
+		d.Granularity = GranularityPremise
+	case streetNotFound:
+		d.Faults = append(d.Faults, FaultStreetUnknown)
+		s.skey = s.streetKey(s.skey[:0], pm)
+		if ids := st.similarStreets(g, string(s.skey), 1); len(ids) > 0 {
+			d.Suggestion = e.premiseLines(s, p, unitLine, pm, st.streets[ids[0]].name, "", l.Name, p.postcode)
+		}
+	case numberNotFound:
+		d.Faults = append(d.Faults, FaultNumberUnknown)
+		d.Granularity = GranularityStreet
+		if pm.numFirst != nil {
+			d.NearestNumbers = st.nearestNumbers(m.street, pm.numFirst)
+		}
+	case unitNotFound:
+		d.Faults = append(d.Faults, FaultUnitUnknown)
+		d.Granularity = GranularityStreet
+		base := st.points[m.base]
+		num := numberString(base.first)
+		if base.last != 0 {
+			num += "-" + numberString(base.last)
+		}
+		d.Suggestion = e.premiseLines(s, p, unitLine, nil, st.streets[m.street].name, num, l.Name, p.postcode)
+	case addrPostcodeWrong:
+		d.Faults = append(d.Faults, FaultAddressPostcode)
+		d.Granularity = GranularityPremise
+		d.Suggestion = e.premiseLines(s, p, unitLine, pm, st.streets[m.street].name, "", l.Name, m.pc)
+	}
+	return r, true
+}
+
+// premiseLines writes the address corrected: the lines above the delivery
+// line as written (but a unit line, folded into the street line), then the
+// street line with the units of pm (none when pm is nil), the number
+// (num, or pm's) and the street as printed, then the locality line.
+func (e *Engine) premiseLines(s *scratch, p *parse, unitLines uint8, pm *premise, streetName, num, locality string, pc uint16) []string {
+	var out []string
+	above := p.tailStart
+	if p.delivery >= 0 {
+		above = p.delivery
+	}
+	for c := 0; c < above; c++ {
+		if unitLines&(1<<c) == 0 {
+			out = append(out, string(s.comp(c)))
+		}
+	}
+	var b strings.Builder
+	if pm != nil {
+		if pm.flatNum != nil {
+			b.WriteString(pm.flatType + " " + string(pm.flatNum) + " ")
+		}
+		if pm.levelType != "" {
+			b.WriteString(pm.levelType)
+			if pm.levelNum != nil {
+				b.WriteString(" " + string(pm.levelNum))
+			}
+			b.WriteByte(' ')
+		}
+		if pm.lot != nil && pm.numFirst == nil {
+			b.WriteString("LOT " + string(pm.lot) + " ")
+		}
+		if num == "" && pm.numFirst != nil {
+			num = string(pm.numFirst)
+			if pm.numLast != nil {
+				num += "-" + string(pm.numLast)
+			}
+		}
+	}
+	if num != "" {
+		b.WriteString(num + " ")
+	}
+	b.WriteString(streetName)
+	out = append(out, b.String())
+	st := p.state.String()
+	out = append(out, locality+" "+st+" "+itoa4(pc))
+	return out
+}
