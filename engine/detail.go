@@ -37,7 +37,7 @@ type Detail struct {
 	// NearestNumbers are the street's real house numbers nearest to one
 	// that is not there (fault NUMBER_NOT_FOUND).
 	NearestNumbers []string `json:"nearest_numbers,omitempty"`
-	Faults       []string    `json:"faults,omitempty"`
+	Faults         []string `json:"faults,omitempty"`
 }
 
 // detail reads every component of the parsed address into a Detail.

@@ -435,13 +435,13 @@ func (r *Reference) AttachStreets(s *Streets) (skipped int) {
 type streetOutcome uint8
 
 const (
-	streetNone         streetOutcome = iota // no street data for it: judge by locality
-	streetMatched                           // the street exists (no numbers known, or none given)
-	premiseMatched                          // the address exists
-	streetNotFound                          // a complete group lacks the street
-	numberNotFound                          // the street lacks the number
-	unitNotFound                            // the building lacks the unit
-	addrPostcodeWrong                       // the address exists under another postcode
+	streetNone        streetOutcome = iota // no street data for it: judge by locality
+	streetMatched                          // the street exists (no numbers known, or none given)
+	premiseMatched                         // the address exists
+	streetNotFound                         // a complete group lacks the street
+	numberNotFound                         // the street lacks the number
+	unitNotFound                           // the building lacks the unit
+	addrPostcodeWrong                      // the address exists under another postcode
 )
 
 // streetMatch is the outcome with what detail needs.
