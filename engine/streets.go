@@ -156,6 +156,23 @@ func streetKeyBytes(dst []byte, name, typ, suffix string) ([]byte, bool) {
 	if issue != normOK || len(nb) == 0 {
 		return dst, false
 	}
+	if strings.TrimSpace(typ) == "" && strings.TrimSpace(suffix) == "" {
+		// "SMITH STREET NORTH" in one field: split it as the parser does
+		words := strings.Fields(string(nb))
+		n := len(words)
+		if n >= 3 {
+			if _, ok := voc.streetSuffix.lookup([]byte(words[n-1])); ok {
+				if _, ok := voc.streetTypes.lookup([]byte(words[n-2])); ok {
+					nb, typ, suffix = []byte(strings.Join(words[:n-2], " ")), words[n-2], words[n-1]
+				}
+			}
+		}
+		if typ == "" && n >= 2 {
+			if _, ok := voc.streetTypes.lookup([]byte(words[n-1])); ok {
+				nb, typ = []byte(strings.Join(words[:n-1], " ")), words[n-1]
+			}
+		}
+	}
 	dst = canonicalLocalityBytes(dst, nb)
 	tb, _ := normalise(nil, strings.TrimSpace(typ))
 	tfull := ""

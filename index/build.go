@@ -77,12 +77,12 @@ func Build(ctx context.Context, src Sources, dataDir string, o BuildOptions) (Bu
 		}
 	}()
 
-	ref, infos, err := readSources(ctx, src, perFile, log, o.Progress)
+	ref, streets, infos, err := readSources(ctx, src, perFile, log, o.Progress)
 	if err != nil {
 		return BuildResult{}, err
 	}
 	meta := Meta{Format: FormatVersion, BuiltAt: time.Now().UTC().Format(time.RFC3339), SourceHash: sourceHash, Sources: infos}
-	if err := writePebble(ctx, filepath.Join(tmp, "pebble"), ref, &meta, start); err != nil {
+	if err := writePebble(ctx, filepath.Join(tmp, "pebble"), ref, streets, &meta, start); err != nil {
 		return BuildResult{}, err
 	}
 	if err := writeBleve(filepath.Join(tmp, "bleve"), ref); err != nil {
@@ -171,7 +171,7 @@ func syncTree(root string) error {
 }
 
 // readSources reads and merges every source into a Reference.
-func readSources(ctx context.Context, src Sources, perFile map[string]string, log *slog.Logger, po progress.Options) (*engine.Reference, []SourceInfo, error) {
+func readSources(ctx context.Context, src Sources, perFile map[string]string, log *slog.Logger, po progress.Options) (*engine.Reference, *engine.Streets, []SourceInfo, error) {
 	b := engine.NewReferenceBuilder()
 	var infos []SourceInfo
 	rows := map[string]int{}
@@ -192,7 +192,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 	if p := src.Files[SrcGNAFPostcodes]; p != "" {
 		f, err := open(SrcGNAFPostcodes)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		err = data.ReadGNAFPostcodes(f, p, func(r *data.GNAFPostcode) error {
 			pc, ok := engine.ParsePostcode(r.Postcode)
@@ -206,13 +206,13 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		})
 		f.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if p := src.Files[SrcGNAFLocalities]; p != "" {
 		f, err := open(SrcGNAFLocalities)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		err = data.ReadGNAFLocalities(f, p, func(r *data.GNAFLocality) error {
 			if rows[SrcGNAFLocalities]%4096 == 0 {
@@ -241,7 +241,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		})
 		f.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	gnafLoaded := len(gnafPC) > 0
@@ -291,7 +291,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		if strings.HasSuffix(strings.ToLower(p), ".zip") {
 			var f *os.File
 			if f, err = os.Open(p); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			st, _ := f.Stat()
 			err = data.ReadGeoNamesZip(f, st.Size(), p, fn)
@@ -299,13 +299,13 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		} else {
 			var f *os.File
 			if f, err = os.Open(p); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			err = data.ReadGeoNames(f, p, fn)
 			f.Close()
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 
@@ -317,7 +317,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		}
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if kind == SrcI18nCountries {
 			err = cs.ReadI18nCountries(f, p)
@@ -326,7 +326,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		}
 		f.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	countries := cs.Countries()
@@ -338,12 +338,12 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 	if p := src.Files[SrcGNAFCodes]; p != "" {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		missing, err := checkCodes(f, p, func() { count(SrcGNAFCodes) })
 		f.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if len(missing) > 0 {
 			log.Warn("G-NAF codes our vocabularies do not know", "codes", strings.Join(missing, ", "))
@@ -355,7 +355,23 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		infos = append(infos, SourceInfo{Name: kind, Path: src.Files[kind], SHA256: perFile[kind], Rows: rows[kind],
 			Licence: lic[0], Attribution: lic[1], Origin: lic[2]})
 	}
-	return b.Build(), infos, nil
+	bar.Finish()
+	var streets *engine.Streets
+	if len(src.Streets) > 0 {
+		var sinfos []SourceInfo
+		var err error
+		if streets, sinfos, err = readStreets(ctx, src.Streets, b, perFile, log, po); err != nil {
+			return nil, nil, nil, err
+		}
+		infos = append(infos, sinfos...)
+	}
+	ref := b.Build()
+	if streets != nil {
+		if n := ref.AttachStreets(streets); n > 0 {
+			log.Warn("street groups linked to localities the reference lacks", "links", n)
+		}
+	}
+	return ref, streets, infos, nil
 }
 
 // stateOf maps a source's state code to the engine's state.
@@ -424,7 +440,7 @@ func checkCodes(r io.Reader, name string, tick func()) ([]string, error) {
 
 // writePebble writes the reference's records, then the meta record, and
 // syncs.
-func writePebble(ctx context.Context, dir string, ref *engine.Reference, meta *Meta, start time.Time) error {
+func writePebble(ctx context.Context, dir string, ref *engine.Reference, streets *engine.Streets, meta *Meta, start time.Time) error {
 	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dir, err)
@@ -488,6 +504,26 @@ func writePebble(ctx context.Context, dir string, ref *engine.Reference, meta *M
 		}
 	}
 	meta.Counts = Counts{Localities: len(locs), Postcodes: pcs, Countries: len(cs), NZPostcodes: len(nz)}
+	if streets != nil {
+		blob, err := streets.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		for i := 0; len(blob) > 0; i++ {
+			n := min(len(blob), streetChunk)
+			if err := batch.Set(streetsKey(i), blob[:n], nil); err != nil {
+				return err
+			}
+			blob = blob[n:]
+			if batch.Len() > 4<<20 {
+				if err := batch.Commit(pebble.NoSync); err != nil {
+					return err
+				}
+				batch = db.NewBatch()
+			}
+		}
+		meta.Counts.StreetGroups, meta.Counts.Streets, meta.Counts.AddressPoints = streets.Facts()
+	}
 	meta.BuildMS = time.Since(start).Milliseconds()
 	if err := put(keyMeta, meta); err != nil {
 		return err

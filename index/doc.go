@@ -42,10 +42,16 @@
 //	lodge/v1/nz/<postcode>         New Zealand place and region names
 //	lodge/v1/country/<n:%04d>      CountryRecord, in the order added
 //
-// Street and premise level (reserved, written by the G-NAF importer):
+//	lodge/v1/streets/<n:%06d>      the street and premise level: the
+//	                               binary form of engine.Streets (see
+//	                               engine/streets_codec.go) cut into 4 MiB
+//	                               pieces, concatenated in key order
 //
-//	lodge/v1/street/<loc id>/<street key>  streets of a locality
-//	lodge/v1/addr/<street id>/<number>     address points of a street
+// Street sources (a G-NAF release, address lists) are remembered in
+// <data-dir>/street-sources.json so that a later plain import keeps them;
+// their identity in the source hash is path, size and modification time
+// (hashing a 1.5 GB release on every import would cost more than reading
+// it).
 //
 // # Concurrency
 //

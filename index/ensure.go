@@ -21,6 +21,9 @@ func Ensure(ctx context.Context, dataDir string, ro ResolveOptions, bo BuildOpti
 	if err != nil {
 		return nil, "", fmt.Errorf("no index in %s and no reference data to build one: %w", dataDir, err)
 	}
+	if src.Streets, err = LoadStreetSources(dataDir); err != nil {
+		return nil, "", err
+	}
 	if bo.Log != nil {
 		bo.Log.Info("building the reference index on first use", "from", from, "data_dir", dataDir)
 	}

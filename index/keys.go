@@ -13,12 +13,17 @@ var (
 	prefixPC      = keyPrefix + "pc/"
 	prefixNZ      = keyPrefix + "nz/"
 	prefixCountry = keyPrefix + "country/"
+	prefixStreets = keyPrefix + "streets/"
 )
 
 func locKey(id uint32) []byte { return []byte(fmt.Sprintf("%s%08x", prefixLoc, id)) }
 func pcKey(pc uint16) []byte  { return []byte(fmt.Sprintf("%s%04d", prefixPC, pc)) }
 func nzKey(pc uint16) []byte  { return []byte(fmt.Sprintf("%s%04d", prefixNZ, pc)) }
 func countryKey(i int) []byte { return []byte(fmt.Sprintf("%s%04d", prefixCountry, i)) }
+func streetsKey(i int) []byte { return []byte(fmt.Sprintf("%s%06d", prefixStreets, i)) }
+
+// streetChunk is the size of the pieces the street table is stored in.
+const streetChunk = 4 << 20
 
 // prefixEnd returns the smallest key greater than every key with prefix p.
 func prefixEnd(p string) []byte {
@@ -43,6 +48,10 @@ type Counts struct {
 	Postcodes   int `json:"postcodes"`
 	Countries   int `json:"countries"`
 	NZPostcodes int `json:"nz_postcodes"`
+	// Street and premise level.
+	StreetGroups  int `json:"street_groups,omitempty"`
+	Streets       int `json:"streets,omitempty"`
+	AddressPoints int `json:"address_points,omitempty"`
 }
 
 // SourceInfo records one source file an index was built from.

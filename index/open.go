@@ -118,6 +118,24 @@ func Open(dataDir string) (*Index, error) {
 	if ref.Facts().Localities != meta.Counts.Localities {
 		return nil, fmt.Errorf("%s: %d localities stored, meta says %d", dir, ref.Facts().Localities, meta.Counts.Localities)
 	}
+	var blob []byte
+	if err := scan(db, prefixStreets, func(k, v []byte) error {
+		blob = append(blob, v...)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("%s: streets: %w", dir, err)
+	}
+	if len(blob) > 0 {
+		streets, err := engine.UnmarshalStreets(blob)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		blob = nil
+		ref.AttachStreets(streets)
+		if f := ref.Facts(); f.Points != meta.Counts.AddressPoints || f.Streets != meta.Counts.Streets {
+			return nil, fmt.Errorf("%s: %d streets and %d address points stored, meta says %d and %d", dir, f.Streets, f.Points, meta.Counts.Streets, meta.Counts.AddressPoints)
+		}
+	}
 	ix := &Index{Meta: meta, Dir: dir, Ref: ref}
 	bi, err := bleve.OpenUsing(filepath.Join(dir, "bleve"), map[string]interface{}{"read_only": true})
 	if err != nil {

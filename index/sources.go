@@ -53,6 +53,9 @@ var sourceLicence = map[string][3]string{ // licence, attribution, where to get 
 type Sources struct {
 	Dir   string            // the folder they were found in
 	Files map[string]string // kind → path
+	// Streets are the street-level sources (a G-NAF release, address
+	// lists), read after the files above.
+	Streets []StreetSource
 }
 
 // candidates lists, per kind, where a reference folder may hold the file:
@@ -138,6 +141,14 @@ func (s Sources) hashFiles() (map[string]string, string, error) {
 		sum := hex.EncodeToString(h.Sum(nil))
 		per[kind] = sum
 		fmt.Fprintf(all, "%s %s\n", kind, sum)
+	}
+	for _, ss := range s.Streets {
+		id, err := ss.identity()
+		if err != nil {
+			return nil, "", err
+		}
+		per[ss.name()] = id
+		fmt.Fprintf(all, "%s %s\n", ss.name(), id)
 	}
 	return per, hex.EncodeToString(all.Sum(nil)), nil
 }

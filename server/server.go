@@ -164,6 +164,8 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn, uploadAuthn *au
 		s.metrics.NewGauge(`lodge_index_localities`, func() float64 { return float64(f.Localities) })
 		s.metrics.NewGauge(`lodge_index_postcodes`, func() float64 { return float64(f.Postcodes) })
 		s.metrics.NewGauge(`lodge_index_countries`, func() float64 { return float64(f.Countries) })
+		s.metrics.NewGauge(`lodge_index_streets`, func() float64 { return float64(f.Streets) })
+		s.metrics.NewGauge(`lodge_index_address_points`, func() float64 { return float64(f.Points) })
 		load := ix.LoadTime.Seconds()
 		s.metrics.NewGauge(`lodge_index_load_seconds`, func() float64 { return load })
 	}

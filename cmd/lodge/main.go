@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -28,7 +29,7 @@ const usage = `lodge: Australian address check and mail upload service
 
 usage:
   lodge serve [flags]           serve addr_check (JSON-RPC over HTTPS) on the default reference data
-  lodge import [flags]          build the reference index from reference data
+  lodge import [KIND] [flags]   build the reference index (KIND gnaf, openaddresses, csv: add street data)
   lodge check [flags] [FILE]    check every address in a CSV or JSON lines file (or stdin)
   lodge account add|list        customer accounts
   lodge user add|passwd|disable portal users (Basic authentication)
@@ -110,6 +111,9 @@ func (r *referenceFlags) open(ctx context.Context, out io.Writer) (*index.Index,
 	}
 	f := ix.Ref.Facts()
 	fmt.Fprintf(out, "reference: %s (%d localities, %d postcodes, %d countries) loaded in %s\n", from, f.Localities, f.Postcodes, f.Countries, ix.LoadTime.Round(1e6))
+	if f.Streets > 0 {
+		fmt.Fprintf(out, "street level: %d streets in %d places, %d address points\n", f.Streets, f.StreetGroups, f.Points)
+	}
 	printAttributions(out, ix.Meta)
 	return ix, nil
 }
@@ -120,25 +124,107 @@ func printAttributions(out io.Writer, m index.Meta) {
 	}
 }
 
+const importUsage = `usage:
+  lodge import [flags]                       rebuild the index: reference data plus remembered street sources
+  lodge import gnaf [flags] PATH             add a G-NAF release (its ZIP or unzipped folder): street and premise level
+  lodge import openaddresses [flags] PATH    add an OpenAddresses-style CSV of address points
+  lodge import csv [flags] PATH              add a CSV of address points with named columns (-columns)
+  lodge import forget PATH|all               stop using a street source and rebuild
+`
+
 func runImport(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	kind := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		kind, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("import "+kind, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), importUsage, "\nflags:\n"); fs.PrintDefaults() }
 	var rf referenceFlags
 	rf.register(fs)
 	force := fs.Bool("force", false, "rebuild even when the index is up to date")
+	state := fs.String("state", "", "openaddresses, csv: the state of rows that name none (QLD for Brisbane's list)")
+	columns := fs.String("columns", "", "csv: field=header pairs, comma-separated (fields: number, street, street_type, unit, locality, state, postcode, lat, lon, id); unnamed fields are found by their usual headers")
+	complete := fs.Bool("complete", false, "openaddresses, csv: the list holds every street and address of its places (a street or number it lacks there is then unmatched)")
+	licence := fs.String("licence", "", "openaddresses, csv: the list's licence, recorded and shown by serve")
+	attribution := fs.String("attribution", "", "openaddresses, csv: the attribution the list's licence requires")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("import: unexpected arguments %q", fs.Args())
+	saved, err := index.LoadStreetSources(rf.dataDir)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case "":
+		if fs.NArg() > 0 {
+			return fmt.Errorf("import: unexpected arguments %q\n%s", fs.Args(), importUsage)
+		}
+	case index.StreetsGNAF, index.StreetsOpenAddresses, index.StreetsCSV:
+		if fs.NArg() != 1 {
+			return fmt.Errorf("import %s: want one PATH\n%s", kind, importUsage)
+		}
+		p, err := filepath.Abs(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("import %s: %w", kind, err)
+		}
+		ss := index.StreetSource{Kind: kind, Path: p, State: strings.ToUpper(*state), Complete: *complete || kind == index.StreetsGNAF,
+			Licence: *licence, Attribution: *attribution}
+		if *columns != "" {
+			ss.Columns = map[string]string{}
+			for _, kv := range strings.Split(*columns, ",") {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+					return fmt.Errorf("import %s: -columns: want field=header, got %q", kind, kv)
+				}
+				ss.Columns[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+			}
+		}
+		if err := index.CheckStreetSource(ss); err != nil {
+			return err
+		}
+		saved = index.AddStreetSource(saved, ss)
+	case "forget":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("import forget: want one PATH or all")
+		}
+		var keep []index.StreetSource
+		if fs.Arg(0) != "all" {
+			p, _ := filepath.Abs(fs.Arg(0))
+			for _, s := range saved {
+				if s.Path != p {
+					keep = append(keep, s)
+				}
+			}
+			if len(keep) == len(saved) {
+				return fmt.Errorf("import forget: %s is not a street source of %s", p, rf.dataDir)
+			}
+		}
+		saved = keep
+	default:
+		return fmt.Errorf("import: unknown source kind %q\n%s", kind, importUsage)
 	}
 	src, from, err := index.ResolveSources(ctx, rf.resolve())
 	if err != nil {
 		return err
 	}
+	src.Streets = saved
 	fmt.Fprintf(os.Stderr, "importing from %s\n", from)
+	for _, s := range saved {
+		fmt.Fprintf(os.Stderr, "  and street source %s %s\n", s.Kind, s.Path)
+	}
 	res, err := index.Build(ctx, src, rf.dataDir, index.BuildOptions{Force: *force, Log: slog.Default(), Progress: progress.Options{Quiet: rf.quiet}})
 	if err != nil {
 		return err
+	}
+	// Remembered only once an index with them is current: a failed import
+	// changes nothing.
+	if kind != "" {
+		if err := index.SaveStreetSources(rf.dataDir, saved); err != nil {
+			return err
+		}
 	}
 	if res.UpToDate {
 		fmt.Fprintf(os.Stderr, "index %s is up to date with these sources (use -force to rebuild)\n", res.Dir)
@@ -146,6 +232,9 @@ func runImport(ctx context.Context, args []string) error {
 		c := res.Meta.Counts
 		fmt.Fprintf(os.Stderr, "index %s: %d localities, %d postcodes, %d countries, %d New Zealand postcodes, built in %dms\n",
 			res.Dir, c.Localities, c.Postcodes, c.Countries, c.NZPostcodes, res.Meta.BuildMS)
+		if c.Streets > 0 {
+			fmt.Fprintf(os.Stderr, "  street level: %d streets in %d places, %d address points\n", c.Streets, c.StreetGroups, c.AddressPoints)
+		}
 	}
 	for _, s := range res.Meta.Sources {
 		fmt.Fprintf(os.Stderr, "  %-16s %6d rows  %s  (%s)\n", s.Name, s.Rows, s.Path, s.Licence)
