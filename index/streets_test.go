@@ -129,8 +129,8 @@ func TestImportGNAFFixture(t *testing.T) {
 				t.Errorf("%q: %s %+v, want %s %s", lines, r.Status, r.Detail, status, fault)
 			}
 		}
-		f("unmatched", engine.FaultNumberUnknown, "Jo", "12 Macpherson St", "O'Connor ACT 2602")        // retired address
-		f("unmatched", engine.FaultStreetUnknown, "Jo", "3 Lathlain St", "Belconnen ACT 2617")          // retired street
+		f("unmatched", engine.FaultNumberUnknown, "Jo", "12 Macpherson St", "O'Connor ACT 2602")       // retired address
+		f("unmatched", engine.FaultStreetUnknown, "Jo", "3 Lathlain St", "Belconnen ACT 2617")         // retired street
 		f("unmatched", engine.FaultUnitUnknown, "Jo", "Unit 2", "116 Glossop St", "St Marys NSW 2760") // retired unit
 		f("matched", "", "Jo", "5 Queen St N", "Saint Marys NSW 2760")                                 // locality alias
 		f("matched", "", "Jo", "455 Captain Cook Rd", "Woolooware NSW 2230")                           // street alias
