@@ -20,7 +20,7 @@
 // # On-disk layout
 //
 //	<dir>/db/                       pebble: the records below
-//	<dir>/blobs/<epid>/<n>.blob      file contents, named by sequence
+//	<dir>/blobs/<epid>/<rand>.blob   file contents, a random name per upload
 //	<dir>/blobs/<epid>/.tmp-*        uploads in progress (removed on open)
 //
 // Pebble keys, prefix "upload/v1/", JSON values:
@@ -29,10 +29,13 @@
 //	file/<epid>/<name>            File (name as uploaded, case kept)
 //	pack/<epid>                   Pack: the mailing of an ended session
 //	letter/<epid>/<idx:%06d>      Letter
-//	job/<seq:%016x>               a lodgement job (the epid)
+//	job/<queued:%016x><epid>      a lodgement job (the epid); queued is Unix nanoseconds
 //	auto/<epid>                   a mailing queued for the auto processor
 //	ref/<account>/<reference>/<epid>/<idx:%06d>   letters by reference
-//	seq                           the last sequence number handed out
+//	acct/<account>/<^created:%016x>/<epid>         sessions by account (the epid),
+//	                              newest first: ^created is the bitwise NOT of the
+//	                              creation time in Unix nanoseconds; written in the
+//	                              same batch as every session record
 //
 // # Concurrency
 //

@@ -253,6 +253,10 @@ func (h *Handler) receive(ss Session, name, ext string, declared int, body io.Re
 		return file, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)
 	case errors.Is(err, ErrSessionClosed):
 		return file, fasthttp.StatusConflict, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// the client's fault (a truncated body or multipart part): a 500
+		// would tell it to send the same again
+		return file, fasthttp.StatusBadRequest, fmt.Sprintf("the content of %s ended early: %v", name, err)
 	default:
 		h.log.Error("upload", "session", ss.EPID, "file", name, "err", err)
 		return file, fasthttp.StatusInternalServerError, "the file could not be stored: " + err.Error()

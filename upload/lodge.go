@@ -165,7 +165,14 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 	var probs []string
 	out := files[:0:0]
+	var unpacked []File
 	for _, f := range files {
+		if f.Archive != "" {
+			// unpacked by an earlier end_session: its archive is unpacked
+			// again below, replacing it
+			unpacked = append(unpacked, f)
+			continue
+		}
 		if f.Kind != "zip" {
 			out = append(out, f)
 			continue
@@ -207,6 +214,20 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 			out = append(out, nf)
 		}
 		fh.Close()
+	}
+	// files of an earlier version of an archive that the current one lacks
+	kept := map[string]bool{}
+	for _, f := range out {
+		kept[f.Name] = true
+	}
+	for _, f := range unpacked {
+		if kept[f.Name] {
+			continue
+		}
+		if err := l.store.Update(func(t *Tx) error { t.deleteKey(filePrefix + ss.EPID + "/" + f.Name); return nil }); err != nil {
+			return nil, nil, err
+		}
+		os.Remove(l.store.BlobPath(ss.EPID, f))
 	}
 	return out, probs, nil
 }

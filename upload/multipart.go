@@ -98,6 +98,12 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		}
 		n++
 	}
+	// the parser may have found the closing boundary in what it read
+	// before it saw the error: the limit holds all the same
+	if errors.Is(body.err(), errMultipartTooLarge) {
+		h.multipartError(ctx, f, errMultipartTooLarge)
+		return
+	}
 	if n == 0 {
 		fail(ctx, f, fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
 		return

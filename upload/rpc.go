@@ -1,8 +1,10 @@
 package upload
 
 import (
+	"errors"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/rpc"
@@ -81,3 +83,159 @@ func upperTransport(t string) string {
 	}
 	return t
 }
+
+// Bounds of recent_uploads' limit.
+const (
+	defaultRecent = 20
+	maxRecent     = 1000
+)
+
+// recentUpload is one mailing as recent_uploads reports it.
+type recentUpload struct {
+	EPID      string   `json:"epid"`
+	Status    string   `json:"status"`
+	CreatedTS float64  `json:"created_ts"`
+	EndedTS   *float64 `json:"ended_ts"` // null while the session has not ended
+	Files     int      `json:"files"`
+	Letters   int      `json:"letters"`
+	Held      int      `json:"held"`
+	Lodged    int      `json:"lodged"`
+}
+
+// RecentUploads is the JSON-RPC method recent_uploads: the caller's
+// account's sessions, newest first. Params {"account": "ABC12345",
+// "limit": N, "before": "EPID"}: limit is 1 to 1000 (default 20); before,
+// optional, is a session of the account and lists the sessions created
+// before it (pass the last epid of one answer to get the next page).
+// Result {"uploads": [...]}, each:
+//
+//	epid        the session identifier
+//	status      "open", "expired" (timed out open: its files were deleted),
+//	            or once ended the mailing's status: "received" (letters
+//	            queued for lodgement), "queued_auto" (for the auto
+//	            processor), "processed" (lodgement done: see held, lodged)
+//	created_ts  Unix time (with fraction) the session was opened
+//	ended_ts    Unix time end_session ended it; null while it has not
+//	files       files stored in the session (ZIP entries count as files)
+//	letters     letters of the mailing (0 before it ended and for the
+//	            auto processor)
+//	held        letters held (invalid postal address or customer hold)
+//	lodged      letters lodged
+func (s *Store) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int, string) {
+	var in struct {
+		Account string `json:"account"`
+		Limit   *int   `json:"limit"`
+		Before  string `json:"before"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &in) != nil {
+		return dst, rpc.CodeInvalidParams, `invalid params: want {"account": "ABC12345", "limit": 20, "before": "EPID"}`
+	}
+	if in.Account != p.Account {
+		return dst, rpc.CodeInvalidParams, "invalid params: these credentials are not for account " + in.Account
+	}
+	limit := defaultRecent
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if limit < 1 || limit > maxRecent {
+		return dst, rpc.CodeInvalidParams, "invalid params: limit is 1 to 1000"
+	}
+	from := acctPrefix + p.Account + "/"
+	if in.Before != "" {
+		ss, err := s.Session(in.Before)
+		if errors.Is(err, ErrNoSession) || (err == nil && ss.Account != p.Account) {
+			return dst, rpc.CodeInvalidParams, "invalid params: before: the account has no session " + in.Before
+		}
+		if err != nil {
+			return dst, rpc.CodeInternalError, "internal error"
+		}
+		from = acctKey(ss) + "\x00" // strictly after it
+	}
+	out := struct {
+		Uploads []recentUpload `json:"uploads"`
+	}{Uploads: []recentUpload{}}
+	epids, err := s.scanFrom(from, acctPrefix+p.Account+"/", limit)
+	if err != nil {
+		return dst, rpc.CodeInternalError, "internal error"
+	}
+	for _, epid := range epids {
+		u, err := s.recentUpload(epid)
+		if errors.Is(err, ErrNoSession) {
+			continue
+		}
+		if err != nil {
+			return dst, rpc.CodeInternalError, "internal error"
+		}
+		out.Uploads = append(out.Uploads, u)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return dst, rpc.CodeInternalError, "internal error"
+	}
+	return append(dst, b...), 0, ""
+}
+
+// scanFrom returns the values (JSON strings) of up to limit keys from the
+// key from on, among the keys with the prefix.
+func (s *Store) scanFrom(from, prefix string, limit int) ([]string, error) {
+	end := []byte(prefix)
+	end[len(end)-1]++
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(from), UpperBound: end})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for it.First(); it.Valid() && len(out) < limit; it.Next() {
+		var v string
+		if err := json.Unmarshal(it.Value(), &v); err != nil {
+			it.Close()
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return out, it.Close()
+}
+
+// recentUpload summarises one session for recent_uploads.
+func (s *Store) recentUpload(epid string) (recentUpload, error) {
+	ss, err := s.Session(epid)
+	if err != nil {
+		return recentUpload{}, err
+	}
+	u := recentUpload{EPID: epid, Status: ss.State, CreatedTS: unixSeconds(ss.Created)}
+	if err := s.scan(filePrefix+epid+"/", func(k, v []byte) error { u.Files++; return nil }); err != nil {
+		return u, err
+	}
+	if ss.State != StateEnded {
+		return u, nil
+	}
+	ended := unixSeconds(ss.Ended)
+	u.EndedTS = &ended
+	p, err := s.Pack(epid)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return u, err
+	}
+	if p.Status != "" {
+		u.Status = p.Status
+	}
+	letters, err := s.LettersOf(epid)
+	if err != nil {
+		return u, err
+	}
+	u.Letters = len(letters)
+	for _, l := range letters {
+		switch l.Status {
+		case LetterHeld:
+			u.Held++
+		case LetterLodged:
+			u.Lodged++
+		}
+	}
+	return u, nil
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(time.Second) }

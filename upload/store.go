@@ -38,6 +38,7 @@ const (
 	jobPrefix     = prefix + "job/"
 	autoPrefix    = prefix + "auto/"
 	refPrefix     = prefix + "ref/"
+	acctPrefix    = prefix + "acct/"
 )
 
 // Session states.
@@ -252,8 +253,17 @@ func (t *Tx) del(key string) {
 	}
 }
 
-// PutSession records a session.
-func (t *Tx) PutSession(ss Session) { t.put(sessionPrefix+ss.EPID, ss) }
+// PutSession records a session and indexes it under its account.
+func (t *Tx) PutSession(ss Session) {
+	t.put(sessionPrefix+ss.EPID, ss)
+	t.put(acctKey(ss), ss.EPID)
+}
+
+// acctKey is a session's key in the account index: the inverted creation
+// time makes a scan list an account's sessions newest first.
+func acctKey(ss Session) string {
+	return fmt.Sprintf("%s%s/%016x/%s", acctPrefix, ss.Account, ^uint64(ss.Created.UnixNano()), ss.EPID)
+}
 
 // PutFile records a file of a session.
 func (t *Tx) PutFile(epid string, f File) { t.put(filePrefix+epid+"/"+f.Name, f) }
@@ -530,43 +540,63 @@ func (t *Tx) DoneJob(key string) { t.del(key) }
 // open and marks them expired. It returns how many it expired.
 func (s *Store) ExpireSessions() (int, error) {
 	now := s.opt.Now()
-	var expired []Session
+	var expired []string
 	err := s.scan(sessionPrefix, func(k, v []byte) error {
 		var ss Session
 		if err := json.Unmarshal(v, &ss); err != nil {
 			return err
 		}
 		if ss.State == StateOpen && now.After(ss.Expires) {
-			expired = append(expired, ss)
+			expired = append(expired, ss.EPID)
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	for _, ss := range expired {
-		mu := s.lock(ss.EPID)
-		mu.Lock()
-		files, err := s.Files(ss.EPID)
-		if err == nil {
-			ss.State = StateExpired
-			err = s.Update(func(t *Tx) error {
-				t.PutSession(ss)
-				for _, f := range files {
-					t.deleteKey(filePrefix + ss.EPID + "/" + f.Name)
-				}
-				return nil
-			})
-		}
-		if err == nil {
-			os.RemoveAll(filepath.Join(s.dir, "blobs", ss.EPID))
-		}
-		mu.Unlock()
+	n := 0
+	for _, epid := range expired {
+		done, err := s.expire(epid, now)
 		if err != nil {
-			return 0, err
+			return n, err
+		}
+		if done {
+			n++
 		}
 	}
-	return len(expired), nil
+	return n, nil
+}
+
+// expire expires one session under its lock if it is still open and past
+// its time at now: end_session may have ended it since it was listed.
+func (s *Store) expire(epid string, now time.Time) (bool, error) {
+	mu := s.lock(epid)
+	mu.Lock()
+	defer mu.Unlock()
+	var ss Session
+	if err := s.get(sessionPrefix+epid, &ss); err != nil {
+		return false, err
+	}
+	if ss.State != StateOpen || !now.After(ss.Expires) {
+		return false, nil
+	}
+	files, err := s.Files(epid)
+	if err != nil {
+		return false, err
+	}
+	ss.State = StateExpired
+	err = s.Update(func(t *Tx) error {
+		t.PutSession(ss)
+		for _, f := range files {
+			t.deleteKey(filePrefix + epid + "/" + f.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	os.RemoveAll(filepath.Join(s.dir, "blobs", epid))
+	return true, nil
 }
 
 // RunJanitor expires sessions every interval until ctx is done.

@@ -1,0 +1,608 @@
+package upload
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/rpc"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testref.Cleanup()
+	os.Exit(code)
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// rig is a store with a settable clock, a Lodger judging addresses with
+// the test reference and the upload handler over both.
+type rig struct {
+	t   *testing.T
+	dir string
+	c   *clock
+	eng *engine.Engine
+	s   *Store
+	l   *Lodger
+	h   *Handler
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	e, err := engine.New(testref.Index(t).Ref, engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	r := &rig{t: t, dir: t.TempDir(), c: newClock(), eng: e}
+	r.open()
+	return r
+}
+
+func (r *rig) open() {
+	r.t.Helper()
+	r.s = openStore(r.t, r.dir, Options{Now: r.c.Now})
+	r.l = NewLodger(r.s, r.eng, LodgerConfig{InProcess: true, Host: "test-host"}, quiet)
+	r.h = NewHandler(r.s, r.l, Config{Host: "test-host"}, quiet)
+}
+
+// crash closes the store as a killed process leaves it (every
+// acknowledged write is synced) without running the worker, and opens it
+// again with a new Lodger.
+func (r *rig) crash() {
+	r.t.Helper()
+	closeStore(r.s)
+	r.open()
+}
+
+// session opens a session of account ABC12345 and uploads files (name,
+// content, name, content ...).
+func (r *rig) session(files ...any) Session {
+	r.t.Helper()
+	ss, err := r.s.CreateSession("ABC12345", "clerk")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.put(ss, files...)
+	return ss
+}
+
+func (r *rig) put(ss Session, files ...any) {
+	r.t.Helper()
+	for i := 0; i+1 < len(files); i += 2 {
+		b, ok := files[i+1].([]byte)
+		if !ok {
+			b = []byte(files[i+1].(string))
+		}
+		put(r.t, r.s, ss, files[i].(string), b)
+		r.c.Add(time.Second)
+	}
+}
+
+// end ends a session as end_session does.
+func (r *rig) end(ss Session) EndResult {
+	r.t.Helper()
+	res, err := r.h.end(ss)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res
+}
+
+// mailing uploads files in a new session and ends it, failing the test
+// unless the mailing is accepted.
+func (r *rig) mailing(files ...any) Session {
+	r.t.Helper()
+	ss := r.session(files...)
+	if res := r.end(ss); res.Result != "ok" {
+		r.t.Fatalf("end_session: %+v", res)
+	}
+	return ss
+}
+
+func (r *rig) jobs() [][2]string {
+	r.t.Helper()
+	j, err := r.s.Jobs(100)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return j
+}
+
+func (r *rig) letters(epid string) []Letter {
+	r.t.Helper()
+	ls, err := r.s.LettersOf(epid)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ls
+}
+
+// letter is one metadata letter; postal lines are JSON strings.
+func postal(lines ...string) string {
+	b, _ := json.Marshal(lines)
+	return `{"postal":` + string(b) + `}`
+}
+
+func meta(attrs string, letters ...string) string {
+	if attrs != "" {
+		attrs += ","
+	}
+	return `{` + attrs + `"letters":[` + strings.Join(letters, ",") + `]}`
+}
+
+var (
+	melbourne = postal("Joe Blogs", "10 Jones St", "Melbourne VIC 3000")
+	wrongPC   = postal("Joe Blogs", "10 Jones St", "Melbourne NSW 3000")  // invalid: 3000 is in VIC
+	smithvill = postal("Joe Blogs", "10 Jones St", "Smithville NSW 2987") // unmatched: no such locality
+	emailOnly = `{"email":"jo@example.com"}`
+)
+
+// TestLodgeOutcomes: the worker lodges the letters of each mailing, holds
+// those whose primary channel is post to an invalid address (with the
+// checker's reason) and every letter of a mailing on customer hold, and
+// finishes the job.
+func TestLodgeOutcomes(t *testing.T) {
+	r := newRig(t)
+	f := func(metadata string, want ...string) {
+		t.Helper()
+		ss := r.mailing("doc.pdf", pdfPages(1), "m.json", metadata)
+		if j := r.jobs(); len(j) != 1 || j[0][1] != ss.EPID {
+			t.Fatalf("jobs %v, want the one of %s", j, ss.EPID)
+		}
+		for _, l := range r.letters(ss.EPID) {
+			if l.Status != LetterReceived || !l.Lodged.IsZero() {
+				t.Errorf("before lodgement: letter %d %s", l.Idx, l.Status)
+			}
+		}
+		r.c.Add(time.Minute)
+		if n, err := r.l.RunOnce(); n != 1 || err != nil {
+			t.Fatalf("RunOnce: %d, %v", n, err)
+		}
+		if j := r.jobs(); len(j) != 0 {
+			t.Errorf("jobs left: %v", j)
+		}
+		if n, err := r.l.RunOnce(); n != 0 || err != nil {
+			t.Errorf("RunOnce again: %d, %v", n, err)
+		}
+		ls := r.letters(ss.EPID)
+		if len(ls) != len(want) {
+			t.Fatalf("%d letters, want %d", len(ls), len(want))
+		}
+		for i, l := range ls {
+			status, reason, _ := strings.Cut(want[i], ": ")
+			if l.Status != status || !strings.Contains(l.HoldReason, reason) || (reason == "") != (l.HoldReason == "") {
+				t.Errorf("letter %d: %s %q, want %s %q (address %+v)", i, l.Status, l.HoldReason, status, reason, l.Address)
+			}
+			if lodged := l.Status == LetterLodged; lodged != l.Lodged.Equal(r.c.Now()) {
+				t.Errorf("letter %d: %s, lodged at %v", i, l.Status, l.Lodged)
+			}
+		}
+		p, err := r.s.Pack(ss.EPID)
+		if err != nil || p.Status != PackProcessed || !p.Lodged.Equal(r.c.Now()) || p.Letters != len(want) {
+			t.Errorf("pack %+v, %v", p, err)
+		}
+	}
+	const invalid = "Held: invalid postal address: postcode 3000 is in VIC, not NSW"
+	const onHold = "Held: the mailing is on customer hold"
+	f(meta("", melbourne), "Lodged")
+	f(meta("", wrongPC), invalid)
+	f(meta("", smithvill), "Lodged") // unmatched is not invalid
+	f(meta("", emailOnly), "Lodged")
+	f(meta("", melbourne, wrongPC, emailOnly, wrongPC), "Lodged", invalid, "Lodged", invalid)
+	// by email first, the invalid postal address is only a fallback
+	f(meta("", `{"email":"jo@example.com","primary":"email","postal":["Joe Blogs","10 Jones St","Melbourne NSW 3000"]}`), "Lodged")
+	f(meta(`"cust_hold":true`, melbourne, wrongPC, emailOnly), onHold, onHold, onHold)
+	f(meta(`"cust_hold":false`, melbourne), "Lodged")
+}
+
+// TestLetterVerdicts: each postal letter carries the address check of its
+// address; letters without post carry none.
+func TestLetterVerdicts(t *testing.T) {
+	r := newRig(t)
+	ss := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne, wrongPC, smithvill, emailOnly))
+	f := func(i int, status string) {
+		t.Helper()
+		l := r.letters(ss.EPID)[i]
+		switch {
+		case status == "" && l.Address != nil:
+			t.Errorf("letter %d: verdict %+v, want none", i, l.Address)
+		case status != "" && (l.Address == nil || l.Address.Status != status || l.Address.Nation != "AUS"):
+			t.Errorf("letter %d: verdict %+v, want %s AUS", i, l.Address, status)
+		}
+	}
+	f(0, "matched")
+	f(1, "invalid")
+	f(2, "unmatched")
+	f(3, "")
+}
+
+// TestLodgeAfterCrash: a mailing whose end_session was answered but whose
+// job the worker never ran (the process died) is lodged after the store
+// is opened again, exactly once; its end_session answer survives.
+func TestLodgeAfterCrash(t *testing.T) {
+	r := newRig(t)
+	ss := r.session("doc.pdf", pdfPages(2), "m.json", meta("", melbourne, wrongPC))
+	first := r.end(ss)
+	r.crash()
+	if got := r.end(ss); !reflect.DeepEqual(got, first) {
+		t.Errorf("end_session after the restart:\n%+v\nwant\n%+v", got, first)
+	}
+	if j := r.jobs(); len(j) != 1 || j[0][1] != ss.EPID {
+		t.Fatalf("jobs after the restart: %v", j)
+	}
+	for _, l := range r.letters(ss.EPID) {
+		if l.Status != LetterReceived {
+			t.Errorf("letter %d %s before the worker ran", l.Idx, l.Status)
+		}
+	}
+	if n, err := r.l.RunOnce(); n != 1 || err != nil {
+		t.Fatalf("RunOnce: %d, %v", n, err)
+	}
+	ls := r.letters(ss.EPID)
+	if len(ls) != 2 || ls[0].Status != LetterLodged || ls[1].Status != LetterHeld {
+		t.Errorf("letters %+v", ls)
+	}
+	r.crash()
+	if j := r.jobs(); len(j) != 0 {
+		t.Errorf("a done job is back after a restart: %v", j)
+	}
+}
+
+// TestAutoProcessor: a mailing without metadata, or whose metadata has no
+// letters, is queued for the auto processor: no letters, no lodgement job.
+func TestAutoProcessor(t *testing.T) {
+	r := newRig(t)
+	f := func(wantIntents map[string]int, files ...any) {
+		t.Helper()
+		ss := r.session(files...)
+		res := r.end(ss)
+		if res.Result != "ok" || res.Status != PackQueuedAuto {
+			t.Fatalf("end_session: %+v", res)
+		}
+		p, err := r.s.Pack(ss.EPID)
+		if err != nil || p.Status != PackQueuedAuto || p.Letters != 0 {
+			t.Errorf("pack %+v, %v", p, err)
+		}
+		var q string
+		if err := r.s.get(autoPrefix+ss.EPID, &q); err != nil || q != ss.EPID {
+			t.Errorf("not queued for the auto processor: %q, %v", q, err)
+		}
+		if j := r.jobs(); len(j) != 0 {
+			t.Errorf("lodgement jobs %v", j)
+		}
+		if ls := r.letters(ss.EPID); len(ls) != 0 {
+			t.Errorf("letters %+v", ls)
+		}
+		got := map[string]int{}
+		for _, fl := range res.Files {
+			got[fl.Name] = fl.Intent
+		}
+		if !reflect.DeepEqual(got, wantIntents) {
+			t.Errorf("intents %v, want %v", got, wantIntents)
+		}
+	}
+	f(map[string]int{"a.pdf": IntentDocument}, "a.pdf", pdfPages(1))
+	f(map[string]int{"a.pdf": IntentDocument, "b.pdf": IntentDocument}, "a.pdf", pdfPages(1), "b.pdf", pdfPages(2))
+	f(map[string]int{"a.pdf": IntentDocument, "m.json": IntentMetadata}, "a.pdf", pdfPages(1), "m.json", `{"title":"Auto","cust_hold":false}`)
+	f(map[string]int{"a.pdf": IntentDocument, "m.xml": IntentMetadata}, "a.pdf", pdfPages(1), "m.xml", `<pack><title>Auto</title></pack>`)
+	if n, err := r.l.RunOnce(); n != 0 || err != nil {
+		t.Errorf("RunOnce: %d, %v", n, err)
+	}
+}
+
+// TestEndRejected: a session whose files cannot make a mailing is
+// answered with the problems and stays open, with nothing recorded.
+func TestEndRejected(t *testing.T) {
+	r := newRig(t)
+	f := func(want string, files ...any) {
+		t.Helper()
+		ss := r.session(files...)
+		res := r.end(ss)
+		if res.Result != "error" || res.Status != "rejected" || len(res.Errs) == 0 || res.Error == "" || res.SessionID != ss.EPID {
+			t.Fatalf("end_session: %+v", res)
+		}
+		if !strings.Contains(strings.Join(res.Errs, "\n"), want) {
+			t.Errorf("problems %q lack %q", res.Errs, want)
+		}
+		if len(res.Errs) == 1 && res.Error != res.Errs[0] {
+			t.Errorf("error %q, want the one problem %q", res.Error, res.Errs[0])
+		}
+		if len(res.Files) != len(files)/2 {
+			t.Errorf("lists %d files, %d uploaded", len(res.Files), len(files)/2)
+		}
+		got, _ := r.s.Session(ss.EPID)
+		if got.State != StateOpen || got.Result != nil {
+			t.Errorf("session %s after a rejected end", got.State)
+		}
+		if _, err := r.s.Pack(ss.EPID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a mailing was recorded: %v", err)
+		}
+		if ls := r.letters(ss.EPID); len(ls) != 0 {
+			t.Errorf("letters recorded: %+v", ls)
+		}
+	}
+	doc := pdfPages(1)
+	f("no files were uploaded")
+	f("m.json: invalid JSON", "doc.pdf", doc, "m.json", `{"letters":[`)
+	f(`m.json: letters[0].file_name: no document "other.pdf"`, "doc.pdf", doc, "m.json", `{"letters":[{"postal":["Joe Blogs","10 Jones St","Melbourne VIC 3000"],"file_name":"other.pdf"}]}`)
+	f("m.json: letters[0]: no delivery channel", "doc.pdf", doc, "m.json", `{"letters":[{}]}`)
+	f("several metadata files", "doc.pdf", doc, "a.json", meta("", melbourne), "b.xml", `<pack/>`)
+	f(`x.zip: ZIP entry "in.zip" is a nested archive`, "x.zip", zipOf(t, "in.zip", "PK"))
+	f("no document was uploaded", "x.zip", zipOf(t))
+	if j := r.jobs(); len(j) != 0 {
+		t.Errorf("jobs %v", j)
+	}
+}
+
+// TestEndCorrected: after a rejected end_session, uploading a corrected
+// metadata file under the same name makes the next end_session succeed,
+// once: a further call answers the same and records nothing more.
+func TestEndCorrected(t *testing.T) {
+	r := newRig(t)
+	ss := r.session("doc.pdf", pdfPages(2), "m.json", `{"letters":[{"postal":"Joe Blogs"`)
+	if res := r.end(ss); res.Result != "error" {
+		t.Fatalf("bad metadata accepted: %+v", res)
+	}
+	r.put(ss, "m.json", meta("", melbourne))
+	res := r.end(ss)
+	if res.Result != "ok" || res.Status != PackReceived || res.Error != "" || len(res.Errs) != 0 {
+		t.Fatalf("end_session after the correction: %+v", res)
+	}
+	if len(res.Files) != 2 || res.Files[0].Name != "doc.pdf" || res.Files[1].Name != "m.json" || res.Files[1].Chunks != 2 ||
+		res.Files[0].Intent != IntentDocument || res.Files[1].Intent != IntentMetadata {
+		t.Errorf("files %+v", res.Files)
+	}
+	ended, _ := r.s.Session(ss.EPID)
+	r.c.Add(time.Minute)
+	again := r.end(ss)
+	if !reflect.DeepEqual(again, res) {
+		t.Errorf("second end_session:\n%+v\nwant\n%+v", again, res)
+	}
+	if now, _ := r.s.Session(ss.EPID); !now.Ended.Equal(ended.Ended) || now.State != StateEnded {
+		t.Errorf("the second end_session changed the session: %+v, was %+v", now, ended)
+	}
+	if j := r.jobs(); len(j) != 1 {
+		t.Errorf("jobs %v, want one", j)
+	}
+	if ls := r.letters(ss.EPID); len(ls) != 1 {
+		t.Errorf("letters %+v, want one", ls)
+	}
+	if _, err := r.s.PutFile(ss, "late.pdf", -1, strings.NewReader("%PDF-1.4"), func([]byte) (string, error) { return "pdf", nil }); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("upload after the end: %v, want ErrSessionClosed", err)
+	}
+	checkBlobs(t, r.s, ss.EPID)
+}
+
+// TestZipMailing: the files of a ZIP are unpacked into the session and
+// make the mailing; end_session lists each once with where it came from.
+func TestZipMailing(t *testing.T) {
+	r := newRig(t)
+	z := zipOf(t, "letter.pdf", string(pdfPages(2)), "m.json", meta("", melbourne))
+	ss := r.session("x.zip", z)
+	res := r.end(ss)
+	if res.Result != "ok" || res.Status != PackReceived {
+		t.Fatalf("end_session: %+v", res)
+	}
+	f := func(name, apath string, intent int) {
+		t.Helper()
+		for _, fl := range res.Files {
+			if fl.Name == name {
+				if fl.APath != apath || fl.Intent != intent || fl.Host != "test-host" {
+					t.Errorf("%s: apath %q intent %d host %q, want %q %d", name, fl.APath, fl.Intent, fl.Host, apath, intent)
+				}
+				return
+			}
+		}
+		t.Errorf("%s not listed in %+v", name, res.Files)
+	}
+	f("x.zip", "x.zip", IntentArchive)
+	f("letter.pdf", "x.zip!letter.pdf", IntentDocument)
+	f("m.json", "x.zip!m.json", IntentMetadata)
+	if len(res.Files) != 3 {
+		t.Errorf("%d files listed, want 3", len(res.Files))
+	}
+	ls := r.letters(ss.EPID)
+	if len(ls) != 1 || len(ls[0].Documents) != 1 || ls[0].Documents[0].File != "letter.pdf" {
+		t.Errorf("letters %+v", ls)
+	}
+	checkBlobs(t, r.s, ss.EPID)
+}
+
+// TestZipCorrected: a session with a ZIP of documents whose first
+// end_session was rejected for its metadata ends once the metadata (and
+// the ZIP) are corrected, each unpacked file listed and recorded once, its
+// blob intact; files only the replaced ZIP had are gone.
+func TestZipCorrected(t *testing.T) {
+	r := newRig(t)
+	z := zipOf(t, "letter.pdf", string(pdfPages(2)), "old.pdf", string(pdfPages(1)))
+	ss := r.session("x.zip", z, "m.json", `{"letters":[{}]}`)
+	if res := r.end(ss); res.Result != "error" || len(res.Files) != 4 {
+		t.Fatalf("bad metadata accepted, or not every file listed: %+v", res)
+	}
+	checkBlobs(t, r.s, ss.EPID)
+	if res := r.end(ss); res.Result != "error" || len(res.Files) != 4 {
+		t.Fatalf("rejected again: %+v", res)
+	}
+	checkBlobs(t, r.s, ss.EPID)
+	r.put(ss, "x.zip", zipOf(t, "letter.pdf", string(pdfPages(2))), "m.json", meta("", melbourne))
+	res := r.end(ss)
+	if res.Result != "ok" {
+		t.Fatalf("end_session after the correction: %+v", res)
+	}
+	names := map[string]int{}
+	for _, fl := range res.Files {
+		names[fl.Name]++
+	}
+	if !reflect.DeepEqual(names, map[string]int{"x.zip": 1, "letter.pdf": 1, "m.json": 1}) {
+		t.Errorf("files listed %v", names)
+	}
+	files, _ := r.s.Files(ss.EPID)
+	if len(files) != 3 {
+		t.Errorf("%d file records, want 3: %+v", len(files), files)
+	}
+	checkBlobs(t, r.s, ss.EPID)
+	if n, err := r.l.RunOnce(); n != 1 || err != nil {
+		t.Fatalf("RunOnce: %d, %v", n, err)
+	}
+	if ls := r.letters(ss.EPID); len(ls) != 1 || ls[0].Status != LetterLodged {
+		t.Errorf("letters %+v", ls)
+	}
+}
+
+// recent is recent_uploads' answer.
+type recent struct {
+	Uploads []struct {
+		EPID      string   `json:"epid"`
+		Status    string   `json:"status"`
+		CreatedTS float64  `json:"created_ts"`
+		EndedTS   *float64 `json:"ended_ts"`
+		Files     int      `json:"files"`
+		Letters   int      `json:"letters"`
+		Held      int      `json:"held"`
+		Lodged    int      `json:"lodged"`
+	} `json:"uploads"`
+}
+
+// TestRecentUploads: recent_uploads lists the caller's account's
+// sessions newest first with their state and counts, pages with limit and
+// before, and refuses other accounts and bad params.
+func TestRecentUploads(t *testing.T) {
+	r := newRig(t)
+	me := rpc.Principal{Account: "ABC12345", User: "clerk"}
+	call := func(p rpc.Principal, params string) (recent, int, string) {
+		t.Helper()
+		out, code, msg := r.s.RecentUploads([]byte("prefix:"), []byte(params), p)
+		var got recent
+		if code == 0 {
+			if !strings.HasPrefix(string(out), "prefix:") {
+				t.Fatalf("%s: dst not appended to: %s", params, out)
+			}
+			if err := json.Unmarshal(out[len("prefix:"):], &got); err != nil {
+				t.Fatalf("%s: %v: %s", params, err, out)
+			}
+		}
+		return got, code, msg
+	}
+	if got, code, msg := call(me, `{"account":"ABC12345"}`); code != 0 || got.Uploads == nil || len(got.Uploads) != 0 {
+		t.Fatalf("no sessions yet: %+v %d %s", got, code, msg)
+	}
+	expired := r.session("a.pdf", pdfPages(1))
+	r.c.Add(25 * time.Hour)
+	if _, err := r.s.ExpireSessions(); err != nil {
+		t.Fatal(err)
+	}
+	held := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne, wrongPC, emailOnly))
+	endedAt := r.c.Now()
+	r.c.Add(time.Minute)
+	if _, err := r.l.RunOnce(); err != nil {
+		t.Fatal(err)
+	}
+	auto := r.mailing("a.pdf", pdfPages(1))
+	r.c.Add(time.Minute)
+	queued := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
+	r.c.Add(time.Minute)
+	open := r.session("a.pdf", pdfPages(1), "b.pdf", pdfPages(1))
+	r.c.Add(time.Minute)
+	theirs, _ := r.s.CreateSession("XYZ99999", "them")
+	r.c.Add(time.Minute)
+	r.s.CreateSession("XYZ99999", "them")
+
+	type row struct {
+		epid, status                  string
+		ended                         bool
+		files, letters, nheld, lodged int
+	}
+	want := []row{
+		{open.EPID, "open", false, 2, 0, 0, 0},
+		{queued.EPID, "received", true, 2, 1, 0, 0},
+		{auto.EPID, "queued_auto", true, 1, 0, 0, 0},
+		{held.EPID, "processed", true, 2, 3, 1, 2},
+		{expired.EPID, "expired", false, 0, 0, 0, 0},
+	}
+	f := func(params string, want ...row) {
+		t.Helper()
+		got, code, msg := call(me, params)
+		if code != 0 {
+			t.Fatalf("%s: error %d %s", params, code, msg)
+		}
+		if len(got.Uploads) != len(want) {
+			t.Fatalf("%s: %d uploads, want %d: %+v", params, len(got.Uploads), len(want), got)
+		}
+		for i, w := range want {
+			u := got.Uploads[i]
+			g := row{u.EPID, u.Status, u.EndedTS != nil, u.Files, u.Letters, u.Held, u.Lodged}
+			if g != w {
+				t.Errorf("%s: upload %d: %+v, want %+v", params, i, g, w)
+			}
+			if i > 0 && u.CreatedTS > got.Uploads[i-1].CreatedTS {
+				t.Errorf("%s: upload %d is newer than the one before", params, i)
+			}
+		}
+	}
+	f(`{"account":"ABC12345"}`, want...)
+	f(`{"account":"ABC12345","limit":1000}`, want...)
+	f(`{"account":"ABC12345","limit":2}`, want[:2]...)
+	f(`{"account":"ABC12345","limit":2,"before":"`+queued.EPID+`"}`, want[2:4]...)
+	f(`{"account":"ABC12345","before":"`+held.EPID+`"}`, want[4:]...)
+	f(`{"account":"ABC12345","before":"` + expired.EPID + `"}`)
+
+	// times, as Unix seconds
+	got, _, _ := call(me, `{"account":"ABC12345","before":"`+auto.EPID+`"}`)
+	hs, _ := r.s.Session(held.EPID)
+	if u := got.Uploads[0]; u.EPID != held.EPID || u.CreatedTS != float64(hs.Created.UnixNano())/1e9 ||
+		u.EndedTS == nil || *u.EndedTS != float64(endedAt.UnixNano())/1e9 {
+		t.Errorf("times %+v, want created %v ended %v", u, hs.Created, endedAt)
+	}
+
+	// the other account sees only its own
+	them := rpc.Principal{Account: "XYZ99999", User: "them"}
+	if got, code, _ := call(them, `{"account":"XYZ99999"}`); code != 0 || len(got.Uploads) != 2 || got.Uploads[1].EPID != theirs.EPID {
+		t.Errorf("other account: %+v", got)
+	}
+
+	// through the JSON-RPC server, as cmd/lodge registers it
+	srv := rpc.New(r.eng, rpc.Config{}, nil)
+	srv.Register("recent_uploads", r.s.RecentUploads)
+	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":7,"method":"recent_uploads","params":{"account":"ABC12345","limit":1}}`), me)
+	var resp struct {
+		ID     int    `json:"id"`
+		Result recent `json:"result"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil || resp.ID != 7 || len(resp.Result.Uploads) != 1 || resp.Result.Uploads[0].EPID != open.EPID {
+		t.Errorf("JSON-RPC answer %s (%v)", out, err)
+	}
+	out, _ = srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":8,"method":"recent_uploads","params":{"account":"XYZ99999"}}`), me)
+	if !strings.Contains(string(out), `"code":-32602`) {
+		t.Errorf("another account's uploads: %s", out)
+	}
+
+	e := func(p rpc.Principal, params, msg string) {
+		t.Helper()
+		out, code, m := r.s.RecentUploads(nil, []byte(params), p)
+		if code != rpc.CodeInvalidParams || !strings.Contains(m, msg) || len(out) != 0 {
+			t.Errorf("%s: %d %q %s, want %d %q", params, code, m, out, rpc.CodeInvalidParams, msg)
+		}
+	}
+	e(me, ``, "invalid params")
+	e(me, `[]`, "invalid params")
+	e(me, `{"account":"ABC12345","limit":"5"}`, "invalid params")
+	e(me, `{"account":"ABC12345","limit":0}`, "limit is 1 to 1000")
+	e(me, `{"account":"ABC12345","limit":-1}`, "limit is 1 to 1000")
+	e(me, `{"account":"ABC12345","limit":1001}`, "limit is 1 to 1000")
+	e(me, `{"account":"XYZ99999"}`, "not for account XYZ99999")
+	e(me, `{}`, "not for account")
+	e(me, `{"account":"ABC12345","before":"`+theirs.EPID+`"}`, "no session")
+	e(me, `{"account":"ABC12345","before":"ZZZZZZZZZZZZZZZZZZZZZZZZZZZZ"}`, "no session")
+	e(me, `{"account":"ABC12345","before":"nonsense"}`, "no session")
+}
