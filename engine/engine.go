@@ -540,8 +540,8 @@ func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
 			}
 			return r
 		}
-		if ref.streets != nil && p.deliveryK == deliveryStreet && ref.locGroup[id] != 0 {
-			if r, ok := e.judgeStreet(s, p, l, ref.locGroup[id]-1, detail); ok {
+		if ref.streets != nil && p.deliveryK == deliveryStreet && len(ref.locGroups[id]) > 0 {
+			if r, ok := e.judgeStreet(s, p, l, ref.locGroups[id], detail); ok {
 				return r
 			}
 		}

@@ -6,10 +6,17 @@ import "strings"
 // street data (group g). ok is false when the street level has nothing to
 // say (an incomplete group without the street): the locality verdict
 // stands.
-func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, g uint32, detail bool) (Result, bool) {
+func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32, detail bool) (Result, bool) {
 	pm := &s.pm
 	unitLine := s.readPremise(p, pm)
+	// Where several groups share the locality, the best outcome counts.
+	g := groups[0]
 	m := e.matchStreet(s, pm, g, p.postcode)
+	for _, og := range groups[1:] {
+		if om := e.matchStreet(s, pm, og, p.postcode); outcomeRank[om.outcome] > outcomeRank[m.outcome] {
+			m, g = om, og
+		}
+	}
 	st := e.ref.streets
 	var r Result
 	switch m.outcome {
@@ -41,7 +48,14 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, g uint32, detail
 	case streetNotFound:
 		d.Faults = append(d.Faults, FaultStreetUnknown)
 		s.skey = s.streetKey(s.skey[:0], pm)
-		if ids := st.similarStreets(g, string(s.skey), 1); len(ids) > 0 {
+		var ids []uint32
+		for _, og := range groups {
+			ids = append(ids, st.similarStreets(og, string(s.skey), 1)...)
+		}
+		if alt, pc, ok := e.elsewhere(s, pm, l); ok {
+			// the same address in the locality of that name under another postcode
+			d.Suggestion = e.premiseLines(s, p, unitLine, pm, alt, "", l.Name, pc)
+		} else if len(ids) > 0 {
 			d.Suggestion = e.premiseLines(s, p, unitLine, pm, st.streets[ids[0]].name, "", l.Name, p.postcode)
 		}
 	case numberNotFound:
@@ -112,4 +126,34 @@ func (e *Engine) premiseLines(s *scratch, p *parse, unitLines uint8, pm *premise
 	st := p.state.String()
 	out = append(out, locality+" "+st+" "+itoa4(pc))
 	return out
+}
+
+// outcomeRank orders outcomes from least to most found.
+var outcomeRank = [...]int{
+	streetNone:        0,
+	streetNotFound:    1,
+	numberNotFound:    2,
+	unitNotFound:      3,
+	addrPostcodeWrong: 4,
+	streetMatched:     5,
+	premiseMatched:    6,
+}
+
+// elsewhere finds the premise pm in another locality of l's name and
+// state (another postcode), returning the street as printed there and the
+// postcode.
+func (e *Engine) elsewhere(s *scratch, pm *premise, l *Locality) (string, uint16, bool) {
+	ref := e.ref
+	for _, id := range ref.byKey[l.Key] {
+		o := &ref.localities[id]
+		if o.State != l.State || o.Postcode == l.Postcode {
+			continue
+		}
+		for _, g := range ref.locGroups[id] {
+			if m := e.matchStreet(s, pm, g, o.Postcode); m.outcome == premiseMatched || m.outcome == streetMatched {
+				return ref.streets.streets[m.street].name, o.Postcode, true
+			}
+		}
+	}
+	return "", 0, false
 }

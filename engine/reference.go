@@ -97,9 +97,10 @@ type Reference struct {
 	gnafPostcodes bool
 	pcAddresses   [10000]int32
 	// streets is the street and premise level, nil when none is loaded;
-	// locGroup[id] is locality id's street group + 1, 0 for none.
+	// locGroups[id] are the street groups of locality id: usually one;
+	// several where names collide (a locality named like another's alias).
 	streets  *Streets
-	locGroup []uint32
+	locGroups [][]uint32
 }
 
 // Facts describes a reference for logs and metrics.

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -203,10 +204,16 @@ func streetKeyBytes(dst []byte, name, typ, suffix string) ([]byte, bool) {
 
 // printedStreet writes a street key as a street line prints it: "CAPTAIN
 // COOK DR N".
-func printedStreet(key string) string {
+func printedStreet(key, written string) string {
 	name, rest, _ := strings.Cut(key, "|")
 	typ, suf, _ := strings.Cut(rest, "|")
 	out := name
+	// the source's spelling (MOUNT, not the key's MT) when it has the
+	// same words
+	if w, issue := normalise(nil, strings.TrimSpace(written)); issue == normOK && strings.Count(string(w), " ") == strings.Count(name, " ") &&
+		!strings.ContainsAny(string(w), "-/") {
+		out = string(w)
+	}
 	if typ != "" {
 		out += " " + voc.streetTypeAbbrOf(typ)
 	}
@@ -229,7 +236,7 @@ func (b *StreetsBuilder) Street(g uint32, name, typ, suffix, pid string) (uint32
 		return id, nil
 	}
 	id := uint32(len(b.s.streets))
-	b.s.streets = append(b.s.streets, street{group: g, name: printedStreet(key), pid: pid})
+	b.s.streets = append(b.s.streets, street{group: g, name: printedStreet(key, name), pid: pid})
 	b.keyOf[gk] = id
 	b.aliases = append(b.aliases, streetEntryG{g, streetEntry{key: key, street: id}})
 	return id, nil
@@ -432,14 +439,16 @@ func (p *point) less(q *point) bool {
 // counted.
 func (r *Reference) AttachStreets(s *Streets) (skipped int) {
 	r.streets = s
-	r.locGroup = make([]uint32, len(r.localities))
+	r.locGroups = make([][]uint32, len(r.localities))
 	for _, l := range s.links {
 		id, ok := r.find([]byte(l.name), l.state, l.postcode)
 		if !ok {
 			skipped++
 			continue
 		}
-		r.locGroup[id] = l.group + 1
+		if !slices.Contains(r.locGroups[id], l.group) {
+			r.locGroups[id] = append(r.locGroups[id], l.group)
+		}
 	}
 	g, st, pt := s.Facts()
 	r.facts.StreetGroups, r.facts.Streets, r.facts.Points = g, st, pt
@@ -493,6 +502,16 @@ func (e *Engine) matchStreet(s *scratch, pm *premise, g uint32, pc uint16) stree
 	}
 	s.skey = s.streetKey(s.skey[:0], pm)
 	i, ok := st.findEntry(g, s.skey)
+	if !ok && pm.suffix >= 0 && pm.streetType >= 0 {
+		// "OLIVERS GAP MALL": MALL is a suffix and a type; GAP a type and
+		// a name. Read the last word as the type.
+		if ti, isType := voc.streetTypes.lookup(s.word(pm.nameHi + 1)); isType {
+			alt := *pm
+			alt.nameHi, alt.streetType, alt.suffix = pm.nameHi+1, int(ti), -1
+			s.skey = s.streetKey(s.skey[:0], &alt)
+			i, ok = st.findEntry(g, s.skey)
+		}
+	}
 	if !ok && pm.streetType < 0 {
 		// no type written: the street of that name, when there is one
 		name := s.skey[:len(s.skey)-2] // drop "||"

@@ -156,7 +156,7 @@ func TestStreetVerdicts(t *testing.T) {
 	f("matched", P, engine.FaultStreetType, "JO / 1015 GOONOO GOONOO RD / KINGSWOOD NSW 2340", "Jo", "1015 Goonoo Goonoo", "Kingswood NSW 2340")
 	f("matched", P, "", "", "Jo", "Lot 3 Goonoo Goonoo Rd", "Kingswood NSW 2340")
 	f("unmatched", S, engine.FaultNumberUnknown, "", "Jo", "Lot 4 Goonoo Goonoo Rd", "Kingswood NSW 2340")
-	f("unmatched", "", engine.FaultStreetUnknown, "", "Jo", "12 Bringelly Rd", "Kingswood NSW 2340") // the other KINGSWOOD
+	f("unmatched", "", engine.FaultStreetUnknown, "JO / 12 BRINGELLY RD / KINGSWOOD NSW 2747", "Jo", "12 Bringelly Rd", "Kingswood NSW 2340") // in the other KINGSWOOD
 	f("matched", P, "", "", "Jo", "12 Bringelly Rd", "Kingswood NSW 2747")
 	f("matched", P, "", "", "Jo", "5 Queen St N", "St Marys NSW 2760")
 	f("matched", P, "", "", "Jo", "5 Queen Street North", "Saint Marys NSW 2760")

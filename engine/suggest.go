@@ -152,6 +152,23 @@ func (e *Engine) suggest(s *scratch, p *parse, d *Detail) {
 		}
 		best = preferPostcodeNear(best, ref, p.postcode)
 	}
+	if len(best) > 1 && ref.streets != nil && p.deliveryK == deliveryStreet {
+		// The street level tells which of them has this address.
+		var pm premise
+		s.readPremise(p, &pm)
+		var hit []candidate
+		for _, c := range best {
+			for _, g := range ref.locGroups[c.id] {
+				if e.matchStreet(s, &pm, g, ref.localities[c.id].Postcode).outcome == premiseMatched {
+					hit = append(hit, c)
+					break
+				}
+			}
+		}
+		if len(hit) > 0 {
+			best = hit
+		}
+	}
 	switch len(best) {
 	case 0:
 		d.Faults = append(d.Faults, FaultLocalityUnknown)
