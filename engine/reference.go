@@ -99,7 +99,7 @@ type Reference struct {
 	// streets is the street and premise level, nil when none is loaded;
 	// locGroups[id] are the street groups of locality id: usually one;
 	// several where names collide (a locality named like another's alias).
-	streets  *Streets
+	streets   *Streets
 	locGroups [][]uint32
 }
 
