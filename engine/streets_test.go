@@ -245,3 +245,33 @@ func FuzzUnmarshalStreets(f *testing.F) {
 		e.Check([]string{"Jo", "Lot 7 Charles St", "St Kilda VIC 3182"}, true)
 	})
 }
+
+// BenchmarkPremise: exact premise verdicts against the fixture's street
+// level, cache off (full-scale figures: README, "Street and premise level").
+func BenchmarkPremise(b *testing.B) {
+	rows := readFixture(b)
+	e := streetEngine(b, rows)
+	var addrs [][]string
+	for _, a := range rows {
+		lines := append([]string{"Jo Citizen"}, strings.Split(a["ADDRESS"], ", ")...)
+		if len(lines) > engine.MaxComponents {
+			lines = lines[1:]
+		}
+		addrs = append(addrs, lines)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Check(addrs[i%len(addrs)], false)
+	}
+}
+
+// BenchmarkStreetSuggestion: misspelt street names with detail.
+func BenchmarkStreetSuggestion(b *testing.B) {
+	e := streetEngine(b, readFixture(b))
+	lines := []string{"Jo", "455 Captian Cook Dr", "Woolooware NSW 2230"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		e.Check(lines, true)
+	}
+}
