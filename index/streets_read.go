@@ -133,7 +133,9 @@ func readGNAFRelease(ctx context.Context, ss StreetSource, b *engine.ReferenceBu
 			return fmt.Errorf("locality %s: state %q or postcode %q unusable", pid, l.state, pc)
 		}
 		l.pcs = append(l.pcs, pc)
-		for _, name := range append([]string{l.name}, l.aliases...) {
+		// the principal name last: a G-NAF spelling added later wins,
+		// and the locality must print as itself, not as an alias
+		for _, name := range append(append([]string{}, l.aliases...), l.name) {
 			if _, err := b.AddLocality(engine.Locality{Name: name, State: st, Postcode: n, Sources: engine.SourceGNAF, PID: pid}); err != nil {
 				return err
 			}
