@@ -2,14 +2,16 @@ package index
 
 import (
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/lodge-mail/lodge/data/gnaf"
+	"github.com/lodge-mail/lodge/data/points"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/progress"
 )
@@ -21,22 +23,6 @@ const (
 
 // PointFields are the fields of an address point list (StreetSource.Columns).
 var PointFields = []string{"number", "street", "street_type", "unit", "locality", "state", "postcode", "lat", "lon", "id"}
-
-// pointHeaders are the usual header names of each field, tried in order
-// (case-insensitive) when Columns does not name one. The first of each is
-// the OpenAddresses header.
-var pointHeaders = map[string][]string{
-	"number":      {"NUMBER", "HOUSE_NUMBER", "HOUSENUMBER", "STREET_NUMBER", "NUMBER_FIRST"},
-	"street":      {"STREET", "STREET_NAME", "STREETNAME", "ROAD"},
-	"street_type": {"STREET_TYPE", "STREETTYPE", "STREET_TYPE_CODE"},
-	"unit":        {"UNIT", "FLAT", "FLAT_NUMBER", "UNIT_NUMBER"},
-	"locality":    {"CITY", "SUBURB", "LOCALITY", "LOCALITY_NAME", "TOWN"},
-	"state":       {"REGION", "STATE", "STATE_ABBREVIATION"},
-	"postcode":    {"POSTCODE", "POSTAL_CODE", "ZIP"},
-	"lat":         {"LAT", "LATITUDE"},
-	"lon":         {"LON", "LONG", "LONGITUDE", "LNG"},
-	"id":          {"ID", "PID", "ADDRESS_DETAIL_PID"},
-}
 
 // CheckStreetSource checks a street source before an import uses it.
 func CheckStreetSource(ss StreetSource) error {
@@ -52,7 +38,7 @@ func CheckStreetSource(ss StreetSource) error {
 		return fmt.Errorf("street source %s: unknown state %q", ss.Path, ss.State)
 	}
 	for k := range ss.Columns {
-		if _, ok := pointHeaders[k]; !ok {
+		if !slices.Contains(PointFields, k) {
 			return fmt.Errorf("street source %s: unknown column field %q (want one of %s)", ss.Path, k, strings.Join(PointFields, ", "))
 		}
 	}
@@ -94,45 +80,68 @@ type gnafLocality struct {
 	pcs         []string // postcodes linked
 }
 
+// numberText writes a G-NAF number field with its prefix and suffix.
+func numberText(prefix string, n int32, suffix string) string {
+	if n == gnaf.Null {
+		return ""
+	}
+	return prefix + strconv.Itoa(int(n)) + suffix
+}
+
 // readGNAFRelease reads a G-NAF release: localities and their aliases
 // become locality triples (one per postcode their addresses use), streets
 // and street aliases the streets of each locality's group, and every live
-// address (principal and alias) a point.
+// address (principal and alias) a point. Strings from package gnaf are
+// valid only during its callbacks: whatever is kept is cloned.
 func readGNAFRelease(ctx context.Context, ss StreetSource, b *engine.ReferenceBuilder, sb *engine.StreetsBuilder, log *slog.Logger, po progress.Options) (SourceInfo, error) {
-	rel, err := openGNAF(ss.Path)
+	var bar *progress.Bar
+	var pending int64
+	rel, err := gnaf.OpenWith(ss.Path, gnaf.Options{Progress: func(table string, n int) {
+		if table == gnaf.TableAddressDetail && bar != nil {
+			if pending += int64(n); pending >= 1<<20 {
+				bar.Add(pending)
+				pending = 0
+			}
+		}
+	}})
 	if err != nil {
 		return SourceInfo{}, err
 	}
-	defer rel.close()
-	info := SourceInfo{Licence: licenceGNAF, Attribution: AttributionGNAF, Origin: rel.name + " release, https://data.gov.au (Geoscape Australia)"}
+	defer rel.Close()
+	info := SourceInfo{Licence: licenceGNAF, Attribution: AttributionGNAF, Origin: rel.Name() + " release, https://data.gov.au (Geoscape Australia)"}
 	if log != nil {
-		log.Info("reading G-NAF release", "name", rel.name, "path", ss.Path, "address_bytes", rel.size("ADDRESS_DETAIL"))
+		log.Info("reading G-NAF release", "name", rel.Name(), "path", ss.Path, "address_bytes", rel.TotalBytes())
 	}
-
+	var retired, rejected int64
+	var reasons []string
+	count := func(st gnaf.Stats) {
+		retired += st.Retired
+		rejected += st.Rejected
+		if len(reasons) < 10 {
+			reasons = append(reasons, st.Reasons...)
+		}
+	}
 	statePID := map[string]string{"1": "NSW", "2": "VIC", "3": "QLD", "4": "SA", "5": "WA", "6": "TAS", "7": "NT", "8": "ACT", "9": "OT"}
-	if _, _, err := rel.each(ctx, "STATE", []string{"STATE_PID", "STATE_ABBREVIATION"}, nil, func(t *gnafTable, row *gnafRow) error {
-		statePID[string(row.get(t.col("STATE_PID")))] = string(row.get(t.col("STATE_ABBREVIATION")))
+	st, err := rel.StateRecords(func(r *gnaf.State) error {
+		statePID[strings.Clone(r.PID)] = strings.Clone(r.Abbreviation)
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		return info, err
 	}
+	count(st)
 
 	locs := map[string]*gnafLocality{}
 	link := func(l *gnafLocality, pid, pc string) error {
-		if pc == "" {
+		if pc == "" || slices.Contains(l.pcs, pc) {
 			return nil
-		}
-		for _, p := range l.pcs {
-			if p == pc {
-				return nil
-			}
 		}
 		st := stateOf(l.state)
 		n, ok := engine.ParsePostcode(pc)
 		if st == engine.NoState || !ok {
 			return fmt.Errorf("locality %s: state %q or postcode %q unusable", pid, l.state, pc)
 		}
-		l.pcs = append(l.pcs, pc)
+		l.pcs = append(l.pcs, strings.Clone(pc))
 		// the principal name last: a G-NAF spelling added later wins,
 		// and the locality must print as itself, not as an alias
 		for _, name := range append(append([]string{}, l.aliases...), l.name) {
@@ -145,28 +154,30 @@ func readGNAFRelease(ctx context.Context, ss StreetSource, b *engine.ReferenceBu
 		}
 		return nil
 	}
-	nLoc, retLoc, err := rel.each(ctx, "LOCALITY", []string{"LOCALITY_PID", "LOCALITY_NAME", "PRIMARY_POSTCODE", "STATE_PID"}, nil, func(t *gnafTable, row *gnafRow) error {
-		pid := string(row.get(t.col("LOCALITY_PID")))
-		st, ok := statePID[string(row.get(t.col("STATE_PID")))]
-		if !ok || stateOf(st) == engine.NoState {
-			return fmt.Errorf("locality %s: unknown STATE_PID %q", pid, row.get(t.col("STATE_PID")))
+	st, err = rel.Localities(func(r *gnaf.Locality) error {
+		state, ok := statePID[r.StatePID]
+		if !ok || stateOf(state) == engine.NoState {
+			state = r.State // the file's own state
 		}
-		locs[pid] = &gnafLocality{name: string(row.get(t.col("LOCALITY_NAME"))), state: st,
-			postcode: string(row.get(t.col("PRIMARY_POSTCODE"))), group: sb.Group("gnaf:"+pid, true)}
+		pid := strings.Clone(r.PID)
+		locs[pid] = &gnafLocality{name: strings.Clone(r.Name), state: state, postcode: strings.Clone(r.PrimaryPostcode), group: sb.Group("gnaf:"+pid, true)}
 		return nil
 	})
 	if err != nil {
 		return info, err
 	}
-	_, _, err = rel.each(ctx, "LOCALITY_ALIAS", []string{"LOCALITY_PID", "NAME"}, nil, func(t *gnafTable, row *gnafRow) error {
-		if l := locs[string(row.get(t.col("LOCALITY_PID")))]; l != nil {
-			l.aliases = append(l.aliases, string(row.get(t.col("NAME"))))
+	count(st)
+	nLoc := st.Rows
+	st, err = rel.LocalityAliases(func(r *gnaf.LocalityAlias) error {
+		if l := locs[r.LocalityPID]; l != nil {
+			l.aliases = append(l.aliases, strings.Clone(r.Name))
 		}
 		return nil
 	})
 	if err != nil {
 		return info, err
 	}
+	count(st)
 	for pid, l := range locs {
 		if err := link(l, pid, l.postcode); err != nil {
 			return info, err
@@ -174,107 +185,84 @@ func readGNAFRelease(ctx context.Context, ss StreetSource, b *engine.ReferenceBu
 	}
 
 	streets := map[string]uint32{}
-	nStreets, retStreets, err := rel.each(ctx, "STREET_LOCALITY", []string{"STREET_LOCALITY_PID", "STREET_NAME", "STREET_TYPE_CODE", "STREET_SUFFIX_CODE", "LOCALITY_PID"}, nil,
-		func(t *gnafTable, row *gnafRow) error {
-			l := locs[string(row.get(t.col("LOCALITY_PID")))]
-			if l == nil {
-				return nil // a street of a retired locality
-			}
-			pid := string(row.get(t.col("STREET_LOCALITY_PID")))
-			id, err := sb.Street(l.group, string(row.get(t.col("STREET_NAME"))), string(row.get(t.col("STREET_TYPE_CODE"))),
-				string(row.get(t.col("STREET_SUFFIX_CODE"))), pid)
-			if err != nil {
+	st, err = rel.StreetLocalities(func(r *gnaf.StreetLocality) error {
+		l := locs[r.LocalityPID]
+		if l == nil {
+			return nil // a street of a retired locality
+		}
+		pid := strings.Clone(r.PID)
+		id, err := sb.Street(l.group, r.Name, r.TypeCode, r.SuffixCode, pid)
+		if err != nil {
+			return err
+		}
+		streets[pid] = id
+		return nil
+	})
+	if err != nil {
+		return info, err
+	}
+	count(st)
+	nStreets := st.Rows
+	st, err = rel.StreetLocalityAliases(func(r *gnaf.StreetLocalityAlias) error {
+		id, ok := streets[r.StreetLocalityPID]
+		if !ok {
+			return nil
+		}
+		return sb.Alias(id, r.Name, r.TypeCode, r.SuffixCode)
+	})
+	if err != nil {
+		return info, err
+	}
+	count(st)
+
+	bar = progress.Start("G-NAF addresses", "bytes", rel.TotalBytes(), po)
+	defer bar.Finish()
+	noStreet, bad, rows := 0, 0, 0
+	var firstBad error
+	st, err = rel.AddressDetails(func(a *gnaf.Address) error {
+		if rows++; rows&8191 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		id, ok := streets[a.StreetLocalityPID]
+		if !ok {
+			noStreet++
+			return nil
+		}
+		if l := locs[a.LocalityPID]; l != nil && a.Postcode != "" && a.Postcode != l.postcode {
+			if err := link(l, strings.Clone(a.LocalityPID), a.Postcode); err != nil {
 				return err
 			}
-			streets[pid] = id
-			return nil
-		})
-	if err != nil {
-		return info, err
-	}
-	_, _, err = rel.each(ctx, "STREET_LOCALITY_ALIAS", []string{"STREET_LOCALITY_PID", "STREET_NAME", "STREET_TYPE_CODE", "STREET_SUFFIX_CODE"}, nil,
-		func(t *gnafTable, row *gnafRow) error {
-			id, ok := streets[string(row.get(t.col("STREET_LOCALITY_PID")))]
-			if !ok {
-				return nil
-			}
-			return sb.Alias(id, string(row.get(t.col("STREET_NAME"))), string(row.get(t.col("STREET_TYPE_CODE"))), string(row.get(t.col("STREET_SUFFIX_CODE"))))
-		})
-	if err != nil {
-		return info, err
-	}
-
-	bar := progress.Start("G-NAF addresses", "bytes", rel.size("ADDRESS_DETAIL"), po)
-	defer bar.Finish()
-	var pending int64
-	noStreet, bad := 0, 0
-	var firstBad error
-	cat := func(row *gnafRow, cols ...int) string {
-		var s string
-		for _, c := range cols {
-			s += string(row.get(c))
 		}
-		return s
-	}
-	var cols struct {
-		street, loc, pc, lotP, lot, lotS, flatP, flat, flatS, levelT, levelP, level, levelS, first, firstS, last, lastS int
-	}
-	var colsOf *gnafTable
-	nAddr, retAddr, err := rel.each(ctx, "ADDRESS_DETAIL", []string{"STREET_LOCALITY_PID", "LOCALITY_PID", "NUMBER_FIRST", "NUMBER_LAST", "FLAT_NUMBER", "LEVEL_TYPE_CODE", "LEVEL_NUMBER", "LOT_NUMBER", "POSTCODE"},
-		func(n int) {
-			pending += int64(n)
-			if pending > 1<<20 {
-				bar.Add(pending)
-				pending = 0
-			}
-		},
-		func(t *gnafTable, row *gnafRow) error {
-			if colsOf != t {
-				colsOf = t
-				cols.street, cols.loc, cols.pc = t.col("STREET_LOCALITY_PID"), t.col("LOCALITY_PID"), t.col("POSTCODE")
-				cols.lotP, cols.lot, cols.lotS = t.col("LOT_NUMBER_PREFIX"), t.col("LOT_NUMBER"), t.col("LOT_NUMBER_SUFFIX")
-				cols.flatP, cols.flat, cols.flatS = t.col("FLAT_NUMBER_PREFIX"), t.col("FLAT_NUMBER"), t.col("FLAT_NUMBER_SUFFIX")
-				cols.levelT, cols.levelP, cols.level, cols.levelS = t.col("LEVEL_TYPE_CODE"), t.col("LEVEL_NUMBER_PREFIX"), t.col("LEVEL_NUMBER"), t.col("LEVEL_NUMBER_SUFFIX")
-				cols.first, cols.firstS = t.col("NUMBER_FIRST"), t.col("NUMBER_FIRST_SUFFIX")
-				cols.last, cols.lastS = t.col("NUMBER_LAST"), t.col("NUMBER_LAST_SUFFIX")
-			}
-			id, ok := streets[string(row.get(cols.street))]
-			if !ok {
-				noStreet++
-				return nil
-			}
-			pc := string(row.get(cols.pc))
-			if l := locs[string(row.get(cols.loc))]; l != nil && pc != "" && pc != l.postcode {
-				if err := link(l, string(row.get(cols.loc)), pc); err != nil {
-					return err
-				}
-			}
-			err := sb.Point(id, engine.PointSpec{
-				NumberFirst: cat(row, cols.first, cols.firstS),
-				NumberLast:  cat(row, cols.last, cols.lastS),
-				FlatNumber:  cat(row, cols.flatP, cols.flat, cols.flatS),
-				LevelType:   string(row.get(cols.levelT)),
-				LevelNumber: cat(row, cols.levelP, cols.level, cols.levelS),
-				Lot:         cat(row, cols.lotP, cols.lot, cols.lotS),
-				Postcode:    pc,
-			})
-			if err != nil {
-				// one unusable row is counted, not fatal: G-NAF has odd rows
-				bad++
-				if firstBad == nil {
-					firstBad = fmt.Errorf("%s:%d: %w", row.file, row.line, err)
-				}
-			}
-			return nil
+		err := sb.Point(id, engine.PointSpec{
+			NumberFirst: numberText("", a.NumberFirst, a.NumberFirstSuffix),
+			NumberLast:  numberText("", a.NumberLast, a.NumberLastSuffix),
+			FlatNumber:  numberText(a.FlatNumberPrefix, a.FlatNumber, a.FlatNumberSuffix),
+			LevelType:   a.LevelTypeCode,
+			LevelNumber: numberText(a.LevelNumberPrefix, a.LevelNumber, a.LevelNumberSuffix),
+			Lot:         a.LotNumberPrefix + a.LotNumber + a.LotNumberSuffix,
+			Postcode:    a.Postcode,
 		})
+		if err != nil {
+			// one unusable row is counted, not fatal: G-NAF has odd rows
+			bad++
+			if firstBad == nil {
+				firstBad = fmt.Errorf("address %s: %w", a.PID, err)
+			}
+		}
+		return nil
+	})
 	bar.Add(pending)
 	if err != nil {
 		return info, err
 	}
-	info.Rows = nAddr
+	count(st)
+	info.Rows = int(st.Rows)
 	if log != nil {
-		log.Info("G-NAF release read", "localities", nLoc, "streets", nStreets, "addresses", nAddr,
-			"retired_rows_skipped", retLoc+retStreets+retAddr, "addresses_without_street", noStreet, "unusable_addresses", bad)
+		log.Info("G-NAF release read", "localities", nLoc, "streets", nStreets, "addresses", st.Rows,
+			"retired_rows_skipped", retired, "malformed_rows_skipped", rejected, "addresses_without_street", noStreet, "unusable_addresses", bad)
+		if len(reasons) > 0 {
+			log.Warn("malformed G-NAF rows skipped", "count", rejected, "first", strings.Join(reasons, "; "))
+		}
 		if firstBad != nil {
 			log.Warn("unusable G-NAF addresses skipped", "count", bad, "first", firstBad)
 		}
@@ -299,124 +287,97 @@ func readPointList(ctx context.Context, ss StreetSource, b *engine.ReferenceBuil
 	bar := progress.Start("address points", "bytes", fi.Size(), po)
 	defer bar.Finish()
 	cr := &countingReader{r: f, bar: bar}
-	r := csv.NewReader(cr)
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = true
-	head, err := r.Read()
-	if err != nil {
-		return info, fmt.Errorf("%s: header: %w", ss.Path, err)
-	}
-	col := map[string]int{}
-	for field, names := range pointHeaders {
-		if want, ok := ss.Columns[field]; ok {
-			names = []string{want}
-		}
-		col[field] = -1
-		for _, n := range names {
-			for i, h := range head {
-				if strings.EqualFold(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")), n) {
-					col[field] = i
-					break
-				}
-			}
-			if col[field] >= 0 {
-				break
-			}
-		}
-		if _, named := ss.Columns[field]; named && col[field] < 0 {
-			return info, fmt.Errorf("%s: no column %q (for %s) in the header", ss.Path, ss.Columns[field], field)
-		}
-	}
-	for _, need := range []string{"street", "locality", "postcode"} {
-		if col[need] < 0 {
-			return info, fmt.Errorf("%s: no %s column (tried %s; name it with -columns %s=HEADER)", ss.Path, need, strings.Join(pointHeaders[need], ", "), need)
-		}
-	}
-	if col["state"] < 0 && ss.State == "" {
-		return info, fmt.Errorf("%s: no state column: give the list's state with -state", ss.Path)
-	}
-	get := func(rec []string, field string) string {
-		if i := col[field]; i >= 0 && i < len(rec) {
-			return strings.TrimSpace(rec[i])
-		}
-		return ""
-	}
+
 	type place struct{ name, state string }
 	groups := map[place]uint32{}
 	linked := map[string]bool{}
 	rows, skipped := 0, 0
 	var firstSkip error
-	skip := func(line int, err error) {
+	skip := func(p *points.Point, err error) {
 		skipped++
 		if firstSkip == nil {
-			firstSkip = fmt.Errorf("%s:%d: %w", ss.Path, line, err)
+			firstSkip = fmt.Errorf("%s: row %d (id %q): %w", ss.Path, rows, p.ID, err)
 		}
 	}
-	for line := 2; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
+	fn := func(p *points.Point) error {
+		if rows++; rows&8191 == 0 && ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				skip(line, err)
-				continue
-			}
-			return info, fmt.Errorf("%s:%d: %w", ss.Path, line, err)
-		}
-		if rows&8191 == 0 && ctx.Err() != nil {
-			return info, ctx.Err()
-		}
-		rows++
-		state := strings.ToUpper(get(rec, "state"))
+		state := strings.ToUpper(p.State)
 		if state == "" {
 			state = ss.State
 		}
 		st := stateOf(state)
-		locName, pc := get(rec, "locality"), get(rec, "postcode")
-		pcN, ok := engine.ParsePostcode(pc)
-		if st == engine.NoState || !ok || locName == "" || get(rec, "street") == "" {
-			skip(line, fmt.Errorf("unusable state %q, postcode %q, locality %q or street", state, pc, locName))
-			continue
+		pcN, ok := engine.ParsePostcode(p.Postcode)
+		if st == engine.NoState || !ok || p.Locality == "" || p.Street == "" {
+			skip(p, fmt.Errorf("unusable state %q, postcode %q, locality %q or street", state, p.Postcode, p.Locality))
+			return nil
 		}
-		key := place{engine.CanonicalLocality(locName), st.String()}
+		key := place{engine.CanonicalLocality(p.Locality), st.String()}
 		g, ok := groups[key]
 		if !ok {
 			g = sb.Group("list:"+ss.Path+":"+key.name+"|"+key.state, ss.Complete)
 			groups[key] = g
 		}
-		if lk := fmt.Sprint(g, "|", pc); !linked[lk] {
+		if lk := fmt.Sprint(g, "|", p.Postcode); !linked[lk] {
 			linked[lk] = true
-			if _, err := b.AddLocality(engine.Locality{Name: locName, State: st, Postcode: pcN}); err != nil {
-				skip(line, err)
-				continue
+			if _, err := b.AddLocality(engine.Locality{Name: strings.Clone(p.Locality), State: st, Postcode: pcN}); err != nil {
+				skip(p, err)
+				return nil
 			}
-			if err := sb.Link(g, locName, st.String(), pc); err != nil {
-				skip(line, err)
-				continue
+			if err := sb.Link(g, p.Locality, st.String(), p.Postcode); err != nil {
+				skip(p, err)
+				return nil
 			}
 		}
-		id, err := sb.Street(g, get(rec, "street"), get(rec, "street_type"), "", "")
+		id, err := sb.Street(g, p.Street, p.StreetType, "", "")
 		if err != nil {
-			skip(line, err)
-			continue
+			skip(p, err)
+			return nil
 		}
-		if num := get(rec, "number"); num != "" {
-			first, last, _ := strings.Cut(num, "-")
-			if err := sb.Point(id, engine.PointSpec{NumberFirst: first, NumberLast: last, FlatNumber: get(rec, "unit"), Postcode: pc}); err != nil {
-				skip(line, err)
+		if p.Number != "" {
+			first, last, _ := strings.Cut(p.Number, "-")
+			if err := sb.Point(id, engine.PointSpec{NumberFirst: first, NumberLast: last, FlatNumber: unitNumber(p.Unit), Postcode: p.Postcode}); err != nil {
+				skip(p, err)
 			}
 		}
+		return nil
+	}
+	var st points.Stats
+	if ss.Kind == StreetsOpenAddresses {
+		st, err = points.ReadOpenAddresses(cr, ss.Path, fn)
+	} else {
+		var cols points.Columns
+		c := ss.Columns
+		cols.Number, cols.Street, cols.StreetType, cols.Unit = c["number"], c["street"], c["street_type"], c["unit"]
+		cols.Locality, cols.State, cols.Postcode = c["locality"], c["state"], c["postcode"]
+		cols.Lat, cols.Lon, cols.ID = c["lat"], c["lon"], c["id"]
+		st, err = points.ReadCSV(cr, ss.Path, cols, fn)
+	}
+	if err != nil {
+		return info, err
 	}
 	info.Rows = rows
 	if log != nil {
-		log.Info("address list read", "path", ss.Path, "rows", rows, "places", len(groups), "skipped", skipped)
+		log.Info("address list read", "path", ss.Path, "rows", rows, "places", len(groups), "skipped", skipped, "malformed", st.Rejected)
 		if firstSkip != nil {
 			log.Warn("unusable rows skipped", "count", skipped, "first", firstSkip)
 		}
+		if len(st.Reasons) > 0 {
+			log.Warn("malformed rows skipped", "count", st.Rejected, "first", strings.Join(st.Reasons, "; "))
+		}
 	}
 	return info, nil
+}
+
+// unitNumber reads a list's unit field ("UNIT 3", "3", "APT 3B") as the
+// flat number.
+func unitNumber(u string) string {
+	f := strings.Fields(u)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
 }
 
 // countingReader tells a progress bar of the bytes read.

@@ -252,7 +252,7 @@ func TestStreetSourceChecks(t *testing.T) {
 	// a folder with no G-NAF tables
 	src := sharedSources(t)
 	src.Streets = []StreetSource{{Kind: StreetsGNAF, Path: dir}}
-	if _, err := Build(context.Background(), src, t.TempDir(), quiet); err == nil || !strings.Contains(err.Error(), "no G-NAF tables") {
+	if _, err := Build(context.Background(), src, t.TempDir(), quiet); err == nil || !strings.Contains(err.Error(), "not a G-NAF release") {
 		t.Errorf("empty release folder: %v", err)
 	}
 	// remembered sources round trip

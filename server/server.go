@@ -192,6 +192,7 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn, uploadAuthn *au
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 		HeaderReceived:               s.requestConfig,
+		ExpectHandler:                s.expectContinue,
 	}
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, err
@@ -221,6 +222,22 @@ func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig
 		return fasthttp.RequestConfig{MaxRequestBodySize: 1}
 	}
 	return fasthttp.RequestConfig{MaxRequestBodySize: prefetchBytes}
+}
+
+// expectContinue answers "Expect: 100-continue": a body declared larger
+// than its path accepts is refused with 413 before the client sends it.
+func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
+	h := &ctx.Request.Header
+	if s.cfg.Upload != nil && upload.IsStreamingPath(h.RequestURI()) {
+		if s.cfg.Upload.DeclaredTooLarge(h) {
+			return fasthttp.StatusRequestEntityTooLarge
+		}
+		return fasthttp.StatusContinue
+	}
+	if h.ContentLength() > s.cfg.MaxBodyBytes {
+		return fasthttp.StatusRequestEntityTooLarge
+	}
+	return fasthttp.StatusContinue
 }
 
 // drainBytes is how much of a refused body is read and dropped so that the

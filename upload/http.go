@@ -84,6 +84,29 @@ func IsStreamingPath(p []byte) bool {
 	return bytes.HasPrefix(p, pathPut) || bytes.Equal(p, pathMultipart)
 }
 
+// DeclaredTooLarge reports whether a request declares (by Content-Length)
+// a body larger than its path accepts. The server asks before it sends
+// "100 Continue", so a client that waits for it is refused with 413 before
+// it sends a byte of the body rather than finding a closed connection
+// half-way through.
+func (h *Handler) DeclaredTooLarge(hdr *fasthttp.RequestHeader) bool {
+	cl := int64(hdr.ContentLength())
+	if cl < 0 {
+		return false // chunked: counted as it arrives
+	}
+	p := hdr.RequestURI()
+	if i := bytes.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	switch {
+	case bytes.Equal(p, pathMultipart):
+		return cl > h.cfg.MaxMultipartBytes
+	case bytes.HasPrefix(p, pathPut):
+		return cl > h.store.opt.MaxFileBytes
+	}
+	return false
+}
+
 // Serve answers an authenticated upload request.
 func (h *Handler) Serve(ctx *fasthttp.RequestCtx, p Principal) {
 	pth := ctx.Path()

@@ -412,7 +412,7 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 	if _, err := w.Write(head); err != nil {
 		return File{}, err
 	}
-	rest, err := io.Copy(w, io.LimitReader(body, s.opt.MaxFileBytes-int64(n)+1))
+	rest, err := copyBody(tmp, h, io.LimitReader(body, s.opt.MaxFileBytes-int64(n)+1))
 	if err != nil {
 		return File{}, fmt.Errorf("receiving %s: %w", name, err)
 	}

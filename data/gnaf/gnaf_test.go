@@ -14,13 +14,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 // fixtures returns testdata/gnaf.
 func fixtures(t testing.TB) string {
 	t.Helper()
-	root, err := testref.RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestGenerated(t *testing.T) {
 // folder and a ZIP, and a list of its addresses (list.csv), into dir.
 func generate(t testing.TB, dir string, n int, flags ...string) string {
 	t.Helper()
-	root, err := testref.RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
-	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 func runGo(dir string, args ...string) ([]byte, error) {
@@ -194,7 +194,7 @@ func TestBounded(t *testing.T) {
 
 // TestAllocs: reading allocates per file (the header), never per row.
 func TestAllocs(t *testing.T) {
-	if testref.RaceEnabled {
+	if testenv.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	rd := &reader{maxRejects: -1}
@@ -342,7 +342,7 @@ func FuzzReadTable(f *testing.F) {
 	f.Add([]byte(hdr+"\r\n"+adRow("DATE_RETIRED=2020")+"\r\n"+adRow("NUMBER_LAST=12", "CONFIDENCE=-1")), uint8(1))
 	f.Add([]byte("\ufeff"+hdr+"|X\n"+adRow()+"|\xff\n\n"+adRow("FLAT_NUMBER=1x")+"\n"+adRow()+"|1|2"), uint8(3))
 	f.Add([]byte("ADDRESS_DETAIL_PID|A|A\n"), uint8(0))
-	if root, err := testref.RepoRoot(); err == nil {
+	if root, err := testenv.RepoRoot(); err == nil {
 		for _, st := range []string{"NSW", "QLD", "VIC"} {
 			if b, err := os.ReadFile(filepath.Join(root, "testdata", "gnaf", "G-NAF", "G-NAF NOVEMBER 2024", "Standard", st+"_ADDRESS_DETAIL_psv.psv")); err == nil {
 				f.Add(b, uint8(5))

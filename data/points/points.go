@@ -41,6 +41,9 @@ type Point struct {
 	Postcode string
 	Lon, Lat string // decimal degrees, or empty
 	ID       string
+	// StreetType is the street type when the file keeps it in a column of
+	// its own (Brisbane's street_name, street_type); "" when Street has it.
+	StreetType string
 }
 
 // Columns names, for each field of Point, the header of the file's column
@@ -48,12 +51,13 @@ type Point struct {
 // ReadCSV); "-" means the file has no such column.
 type Columns struct {
 	Number, Street, Unit, Locality, State, Postcode, Lon, Lat, ID string
+	StreetType                                                    string
 }
 
 // OpenAddresses are the columns of an OpenAddresses file: CITY is the
 // locality and REGION the state.
 var OpenAddresses = Columns{Number: "NUMBER", Street: "STREET", Unit: "UNIT", Locality: "CITY", State: "REGION",
-	Postcode: "POSTCODE", Lon: "LON", Lat: "LAT", ID: "ID"}
+	Postcode: "POSTCODE", Lon: "LON", Lat: "LAT", ID: "ID", StreetType: "-"}
 
 // Stats counts what a reader read.
 type Stats struct {
@@ -80,27 +84,29 @@ const (
 	fLon
 	fLat
 	fID
+	fStreetType
 	nFields
 )
 
-var fieldNames = [nFields]string{"number", "street", "unit", "locality", "state", "postcode", "lon", "lat", "id"}
+var fieldNames = [nFields]string{"number", "street", "unit", "locality", "state", "postcode", "lon", "lat", "id", "street_type"}
 
 // usual are the header names ReadCSV looks for, in order of preference,
 // compared case-insensitively with spaces and hyphens read as underscores.
 var usual = [nFields][]string{
-	fNumber:   {"number", "house_number", "housenumber", "street_number", "streetnumber", "house_no", "number_first", "no"},
-	fStreet:   {"street", "street_name", "streetname", "road", "street_address", "address_line_1", "address1"},
-	fUnit:     {"unit", "unit_number", "flat", "flat_number", "apartment", "apt", "suite", "subaddress"},
-	fLocality: {"locality", "suburb", "locality_name", "city", "town", "place", "suburb_town"},
-	fState:    {"state", "region", "state_abbreviation", "state_code", "province"},
-	fPostcode: {"postcode", "post_code", "postal_code", "postalcode", "zip", "zipcode", "zip_code"},
-	fLon:      {"lon", "lng", "long", "longitude", "x"},
-	fLat:      {"lat", "latitude", "y"},
-	fID:       {"id", "identifier", "ref", "reference", "address_id", "address_detail_pid", "pid"},
+	fNumber:     {"number", "house_number", "housenumber", "street_number", "streetnumber", "house_no", "number_first", "no"},
+	fStreet:     {"street", "street_name", "streetname", "road", "street_address", "address_line_1", "address1"},
+	fUnit:       {"unit", "unit_number", "flat", "flat_number", "apartment", "apt", "suite", "subaddress"},
+	fLocality:   {"locality", "suburb", "locality_name", "city", "town", "place", "suburb_town"},
+	fState:      {"state", "region", "state_abbreviation", "state_code", "province"},
+	fPostcode:   {"postcode", "post_code", "postal_code", "postalcode", "zip", "zipcode", "zip_code"},
+	fLon:        {"lon", "lng", "long", "longitude", "x"},
+	fLat:        {"lat", "latitude", "y"},
+	fID:         {"id", "identifier", "ref", "reference", "address_id", "address_detail_pid", "pid"},
+	fStreetType: {"street_type", "streettype", "street_type_code", "road_type"},
 }
 
 func (c *Columns) names() [nFields]string {
-	return [nFields]string{c.Number, c.Street, c.Unit, c.Locality, c.State, c.Postcode, c.Lon, c.Lat, c.ID}
+	return [nFields]string{c.Number, c.Street, c.Unit, c.Locality, c.State, c.Postcode, c.Lon, c.Lat, c.ID, c.StreetType}
 }
 
 // norm is how header names compare: trimmed, lower case, spaces and
@@ -245,7 +251,8 @@ func fill(p *Point, f []string, ix *[nFields]int, hash int) string {
 		return strings.TrimSpace(f[i])
 	}
 	*p = Point{Number: get(ix[fNumber]), Street: get(ix[fStreet]), Unit: get(ix[fUnit]), Locality: get(ix[fLocality]),
-		State: get(ix[fState]), Postcode: get(ix[fPostcode]), Lon: get(ix[fLon]), Lat: get(ix[fLat]), ID: get(ix[fID])}
+		State: get(ix[fState]), Postcode: get(ix[fPostcode]), Lon: get(ix[fLon]), Lat: get(ix[fLat]), ID: get(ix[fID]),
+		StreetType: get(ix[fStreetType])}
 	if p.ID == "" {
 		p.ID = get(hash)
 	}

@@ -14,12 +14,12 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
-	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()
-	root, err := testref.RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestBounded(t *testing.T) {
 
 // TestAllocs: reading allocates for the header, never per row.
 func TestAllocs(t *testing.T) {
-	if testref.RaceEnabled {
+	if testenv.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	allocs := func(rows int) float64 {

@@ -5,14 +5,13 @@ package testref
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/progress"
 )
 
@@ -24,33 +23,13 @@ var (
 )
 
 // RepoRoot returns the repository root (the directory holding go.mod).
-func RepoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s", wd)
-		}
-	}
-}
+func RepoRoot() (string, error) { return testenv.RepoRoot() }
 
 // DataDir returns the shared reference data folder.
-func DataDir() (string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	d := filepath.Join(root, "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		return "", fmt.Errorf("shared reference data not found at %s: %w", d, err)
-	}
-	return d, nil
-}
+func DataDir() (string, error) { return testenv.DataDir() }
+
+// RaceEnabled reports whether the race detector is on.
+const RaceEnabled = testenv.RaceEnabled
 
 // Index returns the index built from the shared data, failing the test when
 // it cannot be built. It is shared by every test of the binary and must not

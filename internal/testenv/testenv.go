@@ -1,0 +1,41 @@
+// Package testenv tells tests where they run: the repository root, the
+// shared reference data beside it, and whether the race detector is on.
+// It imports nothing of lodge, so that every package's tests can use it
+// (internal/testref, which builds the reference index, cannot be imported
+// by the packages the index is built from).
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// RepoRoot returns the repository root (the directory holding go.mod).
+func RepoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s", wd)
+		}
+	}
+}
+
+// DataDir returns the shared reference data folder.
+func DataDir() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(root, "..", "shared", "data")
+	if _, err := os.Stat(d); err != nil {
+		return "", fmt.Errorf("shared reference data not found at %s: %w", d, err)
+	}
+	return d, nil
+}
