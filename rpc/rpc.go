@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -64,6 +67,12 @@ func (c Config) withDefaults() Config {
 // dst, or returns an error code and message.
 type Method func(dst []byte, params []byte, p Principal) (out []byte, code int, msg string)
 
+// Documented is a Method with its OpenRPC method object, for Register.
+type Documented struct {
+	Handle Method
+	Doc    string
+}
+
 // Principal is who makes a call, as the transport authenticated it.
 type Principal struct {
 	Account string
@@ -75,6 +84,8 @@ type Server struct {
 	eng     *engine.Engine
 	cfg     Config
 	methods map[string]Method
+	docs    []methodDoc // OpenRPC objects of the registered methods, by name
+	openRPC []byte      // what rpc.discover answers
 	pool    sync.Pool
 
 	verdicts  [5]*metrics.Counter // by engine.Status
@@ -88,7 +99,7 @@ func New(e *engine.Engine, cfg Config, set *metrics.Set) *Server {
 	if set == nil {
 		set = metrics.NewSet()
 	}
-	s := &Server{eng: e, cfg: cfg.withDefaults(), methods: map[string]Method{}}
+	s := &Server{eng: e, cfg: cfg.withDefaults(), methods: map[string]Method{}, openRPC: openRPC}
 	s.pool.New = func() any { return &state{lines: make([]string, 0, 16), buf: make([]byte, 0, 1024)} }
 	for _, st := range engine.Statuses {
 		s.verdicts[st] = set.GetOrCreateCounter(fmt.Sprintf(`lodge_addr_check_verdicts_total{status=%q}`, st.String()))
@@ -99,8 +110,36 @@ func New(e *engine.Engine, cfg Config, set *metrics.Set) *Server {
 	return s
 }
 
-// Register adds a method. Call before serving.
-func (s *Server) Register(name string, m Method) { s.methods[name] = m }
+type methodDoc struct {
+	name string
+	doc  []byte
+}
+
+// Register adds a method; doc is its OpenRPC method object, which
+// rpc.discover lists after addr_check. Call before serving. It refuses a
+// name that is taken and a doc that is not a JSON object naming the method.
+func (s *Server) Register(name string, m Method, doc string) error {
+	if _, taken := s.methods[name]; taken || name == "addr_check" || strings.HasPrefix(name, "rpc.") {
+		return fmt.Errorf("rpc: method %q is already defined", name)
+	}
+	var d struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(doc), &d); err != nil || d.Name != name {
+		return fmt.Errorf("rpc: method %q: its OpenRPC doc must be a JSON object with \"name\":%q", name, name)
+	}
+	s.methods[name] = m
+	i := sort.Search(len(s.docs), func(i int) bool { return s.docs[i].name >= name })
+	s.docs = slices.Insert(s.docs, i, methodDoc{name, []byte(doc)})
+	// rebuild the document: addr_check, the registered methods, rpc.discover
+	at := bytes.Index(openRPC, []byte(`{"name":"rpc.discover"`))
+	out := append([]byte{}, openRPC[:at]...)
+	for _, d := range s.docs {
+		out = append(append(out, d.doc...), ',')
+	}
+	s.openRPC = append(out, openRPC[at:]...)
+	return nil
+}
 
 // state is the pooled working memory of one Handle call.
 type state struct {
@@ -271,7 +310,7 @@ func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte,
 		}
 	case `"rpc.discover"`:
 		dst = append(dst, `"result":`...)
-		dst = append(dst, openRPC...)
+		dst = append(dst, s.openRPC...)
 	default:
 		m, ok := s.methods[unquote(method)]
 		if !ok {

@@ -157,3 +157,44 @@ func TestNoGarbage(t *testing.T) {
 	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"Joe Blogs\n10 Jones St\nMelbourne VIC 3000"}}`)
 	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":[["Joe Blogs","10 Jones St","Melbourne VIC 3000"],"Jo, PO Box 5, Sydney NSW 2001"]}}`)
 }
+
+func TestRegisterDocumented(t *testing.T) {
+	s := newServer(t, rpc.Config{})
+	m := func(dst, params []byte, p rpc.Principal) ([]byte, int, string) { return append(dst, `"ok"`...), 0, "" }
+	f := func(name, doc string, ok bool) {
+		t.Helper()
+		if err := s.Register(name, m, doc); (err == nil) != ok {
+			t.Errorf("Register(%q, %q): %v", name, doc, err)
+		}
+	}
+	f("zeta", `{"name":"zeta","params":[],"result":{"name":"r","schema":{}}}`, true)
+	f("alpha", `{"name":"alpha","params":[],"result":{"name":"r","schema":{}}}`, true)
+	f("zeta", `{"name":"zeta"}`, false) // taken
+	f("addr_check", `{"name":"addr_check"}`, false)
+	f("rpc.x", `{"name":"rpc.x"}`, false)
+	f("beta", `{"name":"gamma"}`, false) // doc of another method
+	f("beta", `{"name":"beta"`, false)   // not JSON
+	f("beta", `["beta"]`, false)
+	out, _ := s.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`), rpc.Principal{})
+	var doc struct {
+		Result struct {
+			Methods []struct {
+				Name string `json:"name"`
+			} `json:"methods"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	var names []string
+	for _, m := range doc.Result.Methods {
+		names = append(names, m.Name)
+	}
+	if got := strings.Join(names, " "); got != "addr_check alpha zeta rpc.discover" {
+		t.Errorf("methods %s", got)
+	}
+	out, _ = s.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"alpha"}`), rpc.Principal{})
+	if string(out) != `{"jsonrpc":"2.0","id":1,"result":"ok"}` {
+		t.Errorf("alpha: %s", out)
+	}
+}

@@ -73,7 +73,7 @@ type Config struct {
 	Upload *upload.Handler
 	// Methods are further JSON-RPC methods (the upload interface's status
 	// queries) served beside addr_check.
-	Methods map[string]rpc.Method
+	Methods map[string]rpc.Documented
 }
 
 func (c Config) withDefaults() Config {
@@ -144,7 +144,9 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn, uploadAuthn *au
 	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, uploadAuthn: uploadAuthn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
 	s.rpc = rpc.New(eng, cfg.RPC, s.metrics)
 	for name, m := range cfg.Methods {
-		s.rpc.Register(name, m)
+		if err := s.rpc.Register(name, m.Handle, m.Doc); err != nil {
+			return nil, err
+		}
 	}
 	s.requests = s.metrics.NewCounter(`lodge_http_requests_total`)
 	s.latency = s.metrics.NewSummary(`lodge_jsonrpc_request_duration_seconds`)

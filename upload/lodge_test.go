@@ -573,7 +573,9 @@ func TestRecentUploads(t *testing.T) {
 
 	// through the JSON-RPC server, as cmd/lodge registers it
 	srv := rpc.New(r.eng, rpc.Config{}, nil)
-	srv.Register("recent_uploads", r.s.RecentUploads)
+	if err := srv.Register("recent_uploads", r.s.RecentUploads, RecentUploadsDoc); err != nil {
+		t.Fatal(err)
+	}
 	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":7,"method":"recent_uploads","params":{"account":"ABC12345","limit":1}}`), me)
 	var resp struct {
 		ID     int    `json:"id"`
@@ -605,4 +607,25 @@ func TestRecentUploads(t *testing.T) {
 	e(me, `{"account":"ABC12345","before":"`+theirs.EPID+`"}`, "no session")
 	e(me, `{"account":"ABC12345","before":"ZZZZZZZZZZZZZZZZZZZZZZZZZZZZ"}`, "no session")
 	e(me, `{"account":"ABC12345","before":"nonsense"}`, "no session")
+}
+
+// The OpenRPC docs of the upload methods are valid JSON objects that
+// rpc.discover can list.
+func TestRPCDocs(t *testing.T) {
+	srv := rpc.New(nil, rpc.Config{}, nil)
+	f := func(name, doc string) {
+		t.Helper()
+		if !json.Valid([]byte(doc)) {
+			t.Fatalf("%s: invalid JSON", name)
+		}
+		if err := srv.Register(name, func(dst, _ []byte, _ rpc.Principal) ([]byte, int, string) { return dst, 0, "" }, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f("get_letter_status", GetLetterStatusDoc)
+	f("recent_uploads", RecentUploadsDoc)
+	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`), rpc.Principal{})
+	if !json.Valid(out) || !strings.Contains(string(out), `"name":"recent_uploads"`) {
+		t.Errorf("rpc.discover: %s", out)
+	}
 }

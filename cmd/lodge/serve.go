@@ -108,7 +108,10 @@ func runServe(ctx context.Context, args []string) error {
 
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
-		Methods: map[string]rpc.Method{"get_letter_status": uploads.GetLetterStatus, "recent_uploads": uploads.RecentUploads},
+		Methods: map[string]rpc.Documented{
+			"get_letter_status": {Handle: uploads.GetLetterStatus, Doc: upload.GetLetterStatusDoc},
+			"recent_uploads":    {Handle: uploads.RecentUploads, Doc: upload.RecentUploadsDoc},
+		},
 		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
 		RPC: rpc.Config{MaxAddresses: *maxAddrs},

@@ -1,0 +1,32 @@
+package upload
+
+// OpenRPC method objects of the upload interface's JSON-RPC methods, which
+// rpc.discover lists; they describe GetLetterStatus and RecentUploads.
+const (
+	GetLetterStatusDoc = `{"name":"get_letter_status","summary":"Status of the account's letters with the given references.","paramStructure":"by-name",` +
+		`"params":[` +
+		`{"name":"account","required":true,"description":"The account code; the credentials must be for it.","schema":{"type":"string"}},` +
+		`{"name":"refs","required":true,"description":"1 to 1,000 letter references (metadata field ref).","schema":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":1000}}],` +
+		`"result":{"name":"result","schema":{"type":"object","required":["letters"],"properties":{"letters":{"type":"array","items":{"type":"object","properties":{` +
+		`"epid":{"type":"string","description":"The session (mailing) the letter belongs to"},` +
+		`"ref":{"type":"string"},` +
+		`"status":{"type":"string","enum":["Received","Held","Lodged","Cancelled"]},` +
+		`"idx":{"type":"integer","description":"The letter's position in its mailing's metadata, from 0"},` +
+		`"received_ts":{"type":"number","description":"Unix time the mailing was received"},` +
+		`"transport":{"description":"POST, EMAIL, SMS or FAX; an array when the letter goes by several","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]},` +
+		`"hold_reason":{"type":"string","description":"Why the letter is held"},` +
+		`"address":{"type":"object","description":"The postal address's verdict (status, nation, message)"}}}}}}},` +
+		`"errors":[{"code":-32602,"message":"invalid params: missing account or refs, another account, or more than 1,000 refs"}]}`
+	RecentUploadsDoc = `{"name":"recent_uploads","summary":"The account's upload sessions, newest first.","paramStructure":"by-name",` +
+		`"params":[` +
+		`{"name":"account","required":true,"description":"The account code; the credentials must be for it.","schema":{"type":"string"}},` +
+		`{"name":"limit","required":false,"description":"How many sessions, 1 to 1,000 (default 20).","schema":{"type":"integer","minimum":1,"maximum":1000}},` +
+		`{"name":"before","required":false,"description":"A session of the account: list those created before it (the last epid of one answer gives the next page).","schema":{"type":"string"}}],` +
+		`"result":{"name":"result","schema":{"type":"object","required":["uploads"],"properties":{"uploads":{"type":"array","items":{"type":"object","properties":{` +
+		`"epid":{"type":"string"},` +
+		`"status":{"type":"string","enum":["open","expired","received","queued_auto","processed"]},` +
+		`"created_ts":{"type":"number","description":"Unix time the session was opened"},` +
+		`"ended_ts":{"type":["number","null"],"description":"Unix time end_session ended it; null while open"},` +
+		`"files":{"type":"integer"},"letters":{"type":"integer"},"held":{"type":"integer"},"lodged":{"type":"integer"}}}}}}},` +
+		`"errors":[{"code":-32602,"message":"invalid params: missing account, another account, a bad limit or an unknown before"}]}`
+)
