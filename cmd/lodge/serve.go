@@ -107,12 +107,12 @@ func runServe(ctx context.Context, args []string) error {
 	defer func() { stopWorkers(); wg.Wait() }()
 
 	srv, err := server.New(server.Config{
-		Upload:  uploadHandler,
+		Upload: uploadHandler,
 		Methods: map[string]rpc.Documented{
 			"get_letter_status": {Handle: uploads.GetLetterStatus, Doc: upload.GetLetterStatusDoc},
 			"recent_uploads":    {Handle: uploads.RecentUploads, Doc: upload.RecentUploadsDoc},
 		},
-		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
+		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
 		RPC: rpc.Config{MaxAddresses: *maxAddrs},
 	}, eng, ix, authn, uploadAuthn, log)
