@@ -3,6 +3,7 @@ package upload
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -341,15 +342,9 @@ func (l *Lodger) Run(ctx context.Context) {
 	t := time.NewTicker(l.cfg.PollInterval)
 	defer t.Stop()
 	for {
-		for {
-			n, err := l.RunOnce()
-			if err != nil {
-				l.log.Error("lodgement", "err", err)
-				break
-			}
-			if n == 0 {
-				break
-			}
+		// Failures stay queued until the next tick or wake-up.
+		if _, err := l.RunOnce(); err != nil {
+			l.log.Error("lodgement", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -360,18 +355,34 @@ func (l *Lodger) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce lodges up to 16 queued mailings and returns how many.
+// RunOnce lodges every queued mailing, 16 at a time, and returns how many
+// it lodged. A mailing that cannot be lodged (its records unreadable, the
+// disk failing) is logged and left queued for the next pass; the ones
+// queued after it are still lodged. The error joins the failures.
 func (l *Lodger) RunOnce() (int, error) {
-	jobs, err := l.store.Jobs(16)
-	if err != nil {
-		return 0, err
-	}
-	for _, j := range jobs {
-		if err := l.lodge(j[0], j[1]); err != nil {
-			return 0, fmt.Errorf("mailing %s: %w", j[1], err)
+	var failed []error
+	n, after := 0, ""
+	for {
+		jobs, err := l.store.JobsAfter(after, 16)
+		if err != nil {
+			return n, errors.Join(append(failed, err)...)
+		}
+		if len(jobs) == 0 {
+			return n, errors.Join(failed...)
+		}
+		for _, j := range jobs {
+			after = j[0]
+			if j[1] == "" {
+				failed = append(failed, fmt.Errorf("lodgement job %q: unreadable record", j[0]))
+				continue
+			}
+			if err := l.lodge(j[0], j[1]); err != nil {
+				failed = append(failed, fmt.Errorf("mailing %s: %w", j[1], err))
+				continue
+			}
+			n++
 		}
 	}
-	return len(jobs), nil
 }
 
 // lodge processes one mailing: letters whose address is invalid are held

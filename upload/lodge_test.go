@@ -2,6 +2,7 @@ package upload
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -627,5 +628,34 @@ func TestRPCDocs(t *testing.T) {
 	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`), rpc.Principal{})
 	if !json.Valid(out) || !strings.Contains(string(out), `"name":"recent_uploads"`) {
 		t.Errorf("rpc.discover: %s", out)
+	}
+}
+
+// TestLodgeSkipsFailingJob: a job that cannot be lodged (its mailing's
+// records missing, its own record unreadable) is reported and stays
+// queued, and the mailings queued after it are lodged all the same.
+func TestLodgeSkipsFailingJob(t *testing.T) {
+	r := newRig(t)
+	early := r.c.Now().Add(-time.Hour)
+	if err := r.s.Update(func(tx *Tx) error {
+		tx.AddJob("NOSUCHMAILING", early)
+		tx.put(fmt.Sprintf("%s%016x%s", jobPrefix, early.UnixNano()+1, "GARBLED"), json.RawMessage(`{"not":"a string"}`))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ss := r.mailing("doc.pdf", pdfPages(1), "m.json", `{"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]}`)
+	n, err := r.l.RunOnce()
+	if n != 1 || err == nil || !strings.Contains(err.Error(), "NOSUCHMAILING") || !strings.Contains(err.Error(), "unreadable") {
+		t.Fatalf("RunOnce: %d, %v", n, err)
+	}
+	if ls := r.letters(ss.EPID); len(ls) != 1 || ls[0].Status != LetterLodged {
+		t.Errorf("the mailing behind the failing jobs: %+v", ls)
+	}
+	if j := r.jobs(); len(j) != 2 {
+		t.Errorf("jobs left %v, want the two failing ones", j)
+	}
+	if n, err := r.l.RunOnce(); n != 0 || err == nil {
+		t.Errorf("RunOnce again: %d, %v", n, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/rpc"
@@ -178,26 +177,22 @@ func (s *Store) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int,
 // scanFrom returns the values (JSON strings) of up to limit keys from the
 // key from on, among the keys with the prefix.
 func (s *Store) scanFrom(from, prefix string, limit int) ([]string, error) {
-	end := []byte(prefix)
-	end[len(end)-1]++
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(from), UpperBound: end})
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for it.First(); it.Valid() && len(out) < limit; it.Next() {
-		var v string
-		if err := json.Unmarshal(it.Value(), &v); err != nil {
-			it.Close()
-			return nil, err
+	err := s.scanRange(prefix, from, func(_, v []byte) error {
+		if len(out) >= limit {
+			return errStop
 		}
-		out = append(out, v)
+		var str string
+		if err := json.Unmarshal(v, &str); err != nil {
+			return err
+		}
+		out = append(out, str)
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
 	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return nil, err
-	}
-	return out, it.Close()
+	return out, err
 }
 
 // recentUpload summarises one session for recent_uploads.

@@ -198,9 +198,14 @@ func (s *Store) recover() error {
 }
 
 func (s *Store) scan(prefix string, fn func(k, v []byte) error) error {
+	return s.scanRange(prefix, prefix, fn)
+}
+
+// scanRange is scan over the keys of prefix from from (inclusive) on.
+func (s *Store) scanRange(prefix, from string, fn func(k, v []byte) error) error {
 	end := []byte(prefix)
 	end[len(end)-1]++
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: end})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(from), UpperBound: end})
 	if err != nil {
 		return err
 	}
@@ -512,15 +517,25 @@ func (s *Store) LettersByRef(account, ref string) ([]Letter, error) {
 }
 
 // Jobs returns the queued lodgement jobs in order: key and mailing.
-func (s *Store) Jobs(limit int) ([][2]string, error) {
+func (s *Store) Jobs(limit int) ([][2]string, error) { return s.JobsAfter("", limit) }
+
+// JobsAfter is Jobs for the jobs queued after the job key after ("" for
+// the first), so that a job that fails does not keep the ones behind it
+// waiting. A job whose record cannot be read is returned with an empty
+// epid, for the caller to report.
+func (s *Store) JobsAfter(after string, limit int) ([][2]string, error) {
 	var out [][2]string
-	err := s.scan(jobPrefix, func(k, v []byte) error {
+	from := jobPrefix
+	if after > from {
+		from = after + "\x00"
+	}
+	err := s.scanRange(jobPrefix, from, func(k, v []byte) error {
 		if len(out) >= limit {
 			return errStop
 		}
 		var epid string
-		if err := json.Unmarshal(v, &epid); err != nil {
-			return err
+		if json.Unmarshal(v, &epid) != nil {
+			epid = ""
 		}
 		out = append(out, [2]string{string(k), epid})
 		return nil
