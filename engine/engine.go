@@ -90,6 +90,7 @@ const (
 	FaultNumberUnknown    = "NUMBER_NOT_FOUND"
 	FaultUnitUnknown      = "UNIT_NOT_FOUND"
 	FaultAddressPostcode  = "ADDRESS_POSTCODE_MISMATCH"
+	FaultNumberMissing    = "NUMBER_MISSING"
 )
 
 // Config tunes an Engine. The zero value is the documented default.

@@ -18,6 +18,31 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 		}
 	}
 	st := e.ref.streets
+	// No number, but a line above names a building of the street: the
+	// building gives the number ("BELCONNEN TOWERS" / "BENJAMIN WAY").
+	var viaBuilding uint32
+	sugPM := pm
+	if m.outcome == streetMatched && pm.numFirst == nil && pm.lot == nil && m.street >= 0 {
+		if bid, k, u, ok := e.buildingLine(s, p, unitLine, m.street); ok {
+			written := *pm
+			s.setPremiseNumber(pm, st, st.points[k])
+			if pm.flatNum == nil && u.flatNum != nil {
+				pm.flatType, pm.flatNum = u.flatType, u.flatNum
+			}
+			if pm.levelType == "" && u.levelType != "" {
+				pm.levelType, pm.levelNum = u.levelType, u.levelNum
+			}
+			if bm := e.matchStreet(s, pm, g, p.postcode); bm.street == m.street && outcomeRank[bm.outcome] >= outcomeRank[numberNotFound] {
+				m, viaBuilding = bm, bid
+				// the suggestion keeps the units where they were written
+				sp := written
+				sp.numFirst, sp.numLast, sp.lot = pm.numFirst, pm.numLast, pm.lot
+				sugPM = &sp
+			} else {
+				*pm = written
+			}
+		}
+	}
 	var r Result
 	switch m.outcome {
 	case streetNone:
@@ -38,7 +63,18 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 	}
 	if m.typeFix {
 		d.Faults = append(d.Faults, FaultStreetType)
-		d.Suggestion = e.premiseLines(s, p, unitLine, pm, st.streets[m.street].name, "", l.Name, p.postcode)
+		d.Suggestion = e.premiseLines(s, p, unitLine, sugPM, st.streets[m.street].name, "", l.Name, p.postcode)
+	}
+	if viaBuilding != 0 {
+		d.Faults = append(d.Faults, FaultNumberMissing)
+		d.Suggestion = e.premiseLines(s, p, unitLine, sugPM, st.streets[m.street].name, "", l.Name, p.postcode)
+		d.setBuilding(st.strs[viaBuilding])
+	} else if m.base >= 0 {
+		if b := st.points[m.base].building; b != 0 {
+			if bid, _, _, ok := e.buildingLine(s, p, unitLine, m.street); ok && bid == b {
+				d.setBuilding(st.strs[b])
+			}
+		}
 	}
 	switch m.outcome {
 	case streetMatched:
@@ -76,9 +112,82 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 	case addrPostcodeWrong:
 		d.Faults = append(d.Faults, FaultAddressPostcode)
 		d.Granularity = GranularityPremise
-		d.Suggestion = e.premiseLines(s, p, unitLine, pm, st.streets[m.street].name, "", l.Name, m.pc)
+		d.Suggestion = e.premiseLines(s, p, unitLine, sugPM, st.streets[m.street].name, "", l.Name, m.pc)
 	}
 	return r, true
+}
+
+// buildingLine finds a line above the street line, other than a unit
+// line, that names a building of street id, after unit designators of its
+// own ("UNIT 12 BELCONNEN TOWERS"). It returns the building's interned
+// name, a point of the building (its primary address when the reference
+// has one) and the units the line gave.
+func (e *Engine) buildingLine(s *scratch, p *parse, unitLines uint8, id int32) (bid uint32, k int32, u premise, ok bool) {
+	st := e.ref.streets
+	above := p.tailStart
+	if p.delivery >= 0 {
+		above = p.delivery
+	}
+	sr := &st.streets[id]
+	for c := above - 1; c >= 0 && c >= above-3; c-- {
+		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+		if unitLines&(1<<c) != 0 || lo >= hi {
+			continue
+		}
+		u = premise{streetType: -1, suffix: -1}
+		from := s.readUnitPrefix(&u, lo, hi)
+		if from >= hi {
+			continue
+		}
+		b, known := st.strID[string(s.phrase(from, hi-1))]
+		if !known || b == 0 {
+			continue
+		}
+		k = -1
+		for i := sr.lo; i < sr.hi; i++ {
+			if pt := &st.points[i]; pt.building == b {
+				if k < 0 || (pt.flat == 0 && pt.level == 0) {
+					k = int32(i)
+				}
+				if pt.flat == 0 && pt.level == 0 {
+					break
+				}
+			}
+		}
+		if k >= 0 {
+			return b, k, u, true
+		}
+	}
+	return 0, -1, premise{}, false
+}
+
+// setPremiseNumber writes the number (or the lot) of pt into pm, in s's
+// own buffer.
+func (s *scratch) setPremiseNumber(pm *premise, st *Streets, pt point) {
+	if pt.first == 0 {
+		s.bnum = append(s.bnum[:0], st.strs[pt.lot]...)
+		pm.lot = s.bnum
+		return
+	}
+	s.bnum = appendNumber(s.bnum[:0], pt.first)
+	n := len(s.bnum)
+	if pt.last != 0 {
+		s.bnum = appendNumber(s.bnum, pt.last)
+		pm.numLast = s.bnum[n:]
+	}
+	pm.numFirst = s.bnum[:n:n]
+}
+
+// setBuilding records the building named and takes its line out of the
+// recipients.
+func (d *Detail) setBuilding(name string) {
+	d.Building = name
+	for i, r := range d.Recipients {
+		if strings.HasSuffix(r, name) {
+			d.Recipients = append(d.Recipients[:i], d.Recipients[i+1:]...)
+			break
+		}
+	}
 }
 
 // premiseLines writes the address corrected: the lines above the delivery

@@ -30,6 +30,7 @@ type scratch struct {
 	toks  []token
 	key   []byte // canonical locality key
 	skey  []byte // canonical street key
+	bnum  []byte // numbers of a building found by name
 	pm    premise
 	lines [MaxComponents + 2]string
 	p     parse

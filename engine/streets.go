@@ -50,13 +50,14 @@ type street struct {
 }
 
 // point is one address on a street. Numbers are encoded as number<<8 |
-// suffix letter (A=1 ... Z=26); 0 means none. flat, level and lot are
-// interned strings (0 for none). postcode is the address's own postcode
-// (0 when the source gives none).
+// suffix letter (A=1 ... Z=26); 0 means none. flat, level, lot and
+// building (its name) are interned strings (0 for none). postcode is the
+// address's own postcode (0 when the source gives none).
 type point struct {
 	first, last uint32
 	flat, level uint32
 	lot         uint32
+	building    uint32
 	postcode    uint16
 }
 
@@ -80,6 +81,7 @@ type PointSpec struct {
 	LevelType   string // level type code or word ("L", "LEVEL", "G")
 	LevelNumber string
 	Lot         string
+	Building    string // the building's name ("BELCONNEN TOWERS")
 	Postcode    string
 }
 
@@ -303,6 +305,7 @@ func (b *StreetsBuilder) Point(id uint32, ps PointSpec) error {
 		pt.level = b.intern("L" + ln)
 	}
 	pt.lot = b.intern(normaliseField(ps.Lot))
+	pt.building = b.intern(normaliseField(ps.Building))
 	if pt.first == 0 && pt.lot == 0 {
 		return fmt.Errorf("streets: point with neither number nor lot")
 	}
@@ -358,6 +361,15 @@ func encodeNumber(b []byte) (uint32, bool) {
 		suf = uint32(b[j]-'A') + 1
 	}
 	return n<<8 | suf, true
+}
+
+// appendNumber appends numberString(v) to dst.
+func appendNumber(dst []byte, v uint32) []byte {
+	dst = strconv.AppendUint(dst, uint64(v>>8), 10)
+	if suf := v & 0xff; suf != 0 {
+		dst = append(dst, byte('A'+suf-1))
+	}
+	return dst
 }
 
 func numberString(v uint32) string {
@@ -430,6 +442,9 @@ func (p *point) less(q *point) bool {
 	}
 	if p.lot != q.lot {
 		return p.lot < q.lot
+	}
+	if p.building != q.building {
+		return p.building < q.building
 	}
 	return p.postcode < q.postcode
 }

@@ -8,20 +8,26 @@ import (
 	"github.com/lodge-mail/lodge/data"
 )
 
-// The binary form of Streets (MarshalBinary), version 1: the magic
-// "LSTR1\n", six counts (groups, entries, streets, points, interned
+// The binary form of Streets (MarshalBinary), version 2: the magic
+// "LSTR2\n", six counts (groups, entries, streets, points, interned
 // strings, links) as uvarints, then each table in order:
 //
 //	group:  key (uvarint length + bytes), complete (1 byte), first entry (uvarint)
 //	entry:  key, street (uvarint)
 //	street: group, name, pid, point count (uvarints and strings)
-//	point:  first, last, flat, level, lot, postcode (uvarints)
+//	point:  first, last, flat, level, lot, building, postcode (uvarints)
 //	string: bytes (strs[0], always "", is not written)
 //	link:   group, locality key, state (1 byte), postcode (uvarint)
 //
+// Version 1 ("LSTR1\n", written before building names were kept) is the
+// same without a point's building; it is still read.
+//
 // A reader checks every count and index against the tables, so a corrupt
 // blob gives an error, never a panic or a table out of range.
-const streetsMagic = "LSTR1\n"
+const (
+	streetsMagic   = "LSTR2\n"
+	streetsMagicV1 = "LSTR1\n"
+)
 
 // MarshalBinary encodes s.
 func (s *Streets) MarshalBinary() ([]byte, error) {
@@ -59,6 +65,7 @@ func (s *Streets) MarshalBinary() ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(p.flat))
 		b = binary.AppendUvarint(b, uint64(p.level))
 		b = binary.AppendUvarint(b, uint64(p.lot))
+		b = binary.AppendUvarint(b, uint64(p.building))
 		b = binary.AppendUvarint(b, uint64(p.postcode))
 	}
 	for _, v := range s.strs[1:] {
@@ -118,7 +125,8 @@ func (d *decoder) str() string {
 
 // UnmarshalStreets decodes the binary form MarshalBinary wrote.
 func UnmarshalStreets(b []byte) (*Streets, error) {
-	if len(b) < len(streetsMagic) || string(b[:len(streetsMagic)]) != streetsMagic {
+	v1 := len(b) >= len(streetsMagicV1) && string(b[:len(streetsMagicV1)]) == streetsMagicV1
+	if !v1 && (len(b) < len(streetsMagic) || string(b[:len(streetsMagic)]) != streetsMagic) {
 		return nil, fmt.Errorf("streets: not a street table (or a newer format)")
 	}
 	d := &decoder{b: b[len(streetsMagic):]}
@@ -174,6 +182,9 @@ func UnmarshalStreets(b []byte) (*Streets, error) {
 		p.flat = uint32(d.uv(nStrs))
 		p.level = uint32(d.uv(nStrs))
 		p.lot = uint32(d.uv(nStrs))
+		if !v1 {
+			p.building = uint32(d.uv(nStrs))
+		}
 		p.postcode = uint16(d.uv(9999))
 	}
 	s.strID = make(map[string]uint32, nStrs+1)

@@ -67,7 +67,7 @@ func streetEngine(t testing.TB, rows []fixtureAddress) *engine.Engine {
 			t.Fatal(err)
 		}
 		if err := sb.Point(id, engine.PointSpec{NumberFirst: a["NUMBER_FIRST"] + a["NUMBER_FIRST_SUFFIX"], NumberLast: a["NUMBER_LAST"],
-			FlatNumber: a["FLAT_NUMBER"], LevelType: a["LEVEL_TYPE"], LevelNumber: a["LEVEL_NUMBER"], Lot: a["LOT_NUMBER"], Postcode: a["POSTCODE"]}); err != nil {
+			FlatNumber: a["FLAT_NUMBER"], LevelType: a["LEVEL_TYPE"], LevelNumber: a["LEVEL_NUMBER"], Lot: a["LOT_NUMBER"], Building: a["BUILDING_NAME"], Postcode: a["POSTCODE"]}); err != nil {
 			t.Fatalf("%v: %v", a["ADDRESS"], err)
 		}
 		if a["STREET_NAME"] == "CAPTAIN COOK" {
@@ -125,6 +125,24 @@ func TestStreetFixtureRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBuildingDetail: a building line above a numbered street line is
+// reported as the building when the reference names it so, and is no
+// longer counted among the recipients.
+func TestBuildingDetail(t *testing.T) {
+	e := streetEngine(t, readFixture(t))
+	f := func(building, recipients string, lines ...string) {
+		t.Helper()
+		r := e.Check(lines, true)
+		if r.Status != engine.StatusMatched || r.Detail.Building != building || strings.Join(r.Detail.Recipients, " / ") != recipients {
+			t.Errorf("%q: %s building %q recipients %q, want %q %q", lines, r.Status, r.Detail.Building, r.Detail.Recipients, building, recipients)
+		}
+	}
+	f("BELCONNEN TOWERS", "JO", "Jo", "Belconnen Towers", "1 Benjamin Way", "Belconnen ACT 2617")
+	f("BELCONNEN TOWERS", "JO", "Jo", "Unit 12", "Level 3", "Belconnen Towers", "1 Benjamin Way", "Belconnen ACT 2617")
+	f("", "JO / ACME PTY LTD", "Jo", "Acme Pty Ltd", "1 Benjamin Way", "Belconnen ACT 2617")
+	f("", "JO", "Jo", "18-20 Courallie Ave", "Homebush West NSW 2140")
+}
+
 // TestStreetVerdicts: premise matching and its near misses.
 func TestStreetVerdicts(t *testing.T) {
 	e := streetEngine(t, readFixture(t))
@@ -171,6 +189,13 @@ func TestStreetVerdicts(t *testing.T) {
 	f("matched", P, "", "", "Jo", "Suite 4", "Ground", "Belconnen Towers", "1 Benjamin Way", "Belconnen ACT 2617")
 	f("matched", P, "", "", "Jo", "Level 2", "75 Shortland Esp", "Newcastle NSW 2300")
 	f("matched", S, "", "", "Jo", "Benjamin Way", "Belconnen ACT 2617") // no number
+	// a building named instead of the number
+	const towers = "JO / BELCONNEN TOWERS / 1 BENJAMIN WAY / BELCONNEN ACT 2617"
+	f("matched", P, engine.FaultNumberMissing, towers, "Jo", "Belconnen Towers", "Benjamin Way", "Belconnen ACT 2617")
+	f("matched", P, engine.FaultNumberMissing, "JO / UNIT 12 BELCONNEN TOWERS / 1 BENJAMIN WAY / BELCONNEN ACT 2617", "Jo", "Unit 12 Belconnen Towers", "Benjamin Way", "Belconnen ACT 2617")
+	f("matched", P, engine.FaultNumberMissing, "JO / BELCONNEN TOWERS / UNIT 12 L 3 1 BENJAMIN WAY / BELCONNEN ACT 2617", "Jo", "Unit 12", "Level 3", "Belconnen Towers", "Benjamin Way", "Belconnen ACT 2617")
+	f("unmatched", S, engine.FaultUnitUnknown, towers, "Jo", "Unit 99", "Belconnen Towers", "Benjamin Way", "Belconnen ACT 2617")
+	f("matched", S, "", "", "Jo", "Belconnen Plaza", "Benjamin Way", "Belconnen ACT 2617") // not a building of the street
 	// The incomplete list: a street it has is confirmed at street level,
 	// one it lacks leaves the locality verdict.
 	f("matched", S, "", "", "Jo", "10 Brunswick St", "Fitzroy VIC 3065")

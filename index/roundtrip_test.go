@@ -77,13 +77,26 @@ func TestGNAFRoundTrip(t *testing.T) {
 			t.Errorf(format, args...)
 		}
 	}
-	perturbed := 0
+	perturbed, buildings := 0, 0
 	for i, r := range rows[1:] {
 		lines := split(get(r, "ADDRESS"))
 		res := e.Check(lines, true)
 		if res.Status != engine.StatusMatched || res.Detail.Granularity != engine.GranularityPremise {
 			fail("%q: %s %s %v", lines, res.Status, res.Detail.Granularity, res.Detail.Faults)
 			continue
+		}
+		// the building named instead of the number: matched, the number
+		// given back in the suggestion
+		if b := get(r, "BUILDING_NAME"); b != "" && get(r, "NUMBER_FIRST") != "" && get(r, "FLAT_NUMBER") == "" && get(r, "LEVEL_TYPE") == "" && get(r, "LEVEL_NUMBER") == "" {
+			buildings++
+			street := get(r, "STREET_NAME") + " " + get(r, "STREET_TYPE") + " " + get(r, "STREET_SUFFIX")
+			tail := get(r, "LOCALITY_NAME") + " " + get(r, "STATE") + " " + get(r, "POSTCODE")
+			res := e.Check([]string{"Jo", b, street, tail}, true)
+			d := res.Detail
+			if res.Status != engine.StatusMatched || !slices.Contains(d.Faults, engine.FaultNumberMissing) || len(d.Suggestion) < 2 ||
+				!strings.HasPrefix(d.Suggestion[len(d.Suggestion)-2], get(r, "NUMBER_FIRST")) || d.Building != b {
+				fail("%s, %s: %s %v building %q suggestion %q, want number %s", b, street, res.Status, d.Faults, d.Building, d.Suggestion, get(r, "NUMBER_FIRST"))
+			}
 		}
 		if i%97 != 0 || get(r, "NUMBER_FIRST") == "" || get(r, "NUMBER_LAST") != "" {
 			continue
@@ -149,6 +162,10 @@ func TestGNAFRoundTrip(t *testing.T) {
 	}
 	if perturbed < 100 && !testing.Short() {
 		t.Errorf("only %d perturbed cases", perturbed)
+	}
+	t.Logf("%d addresses, %d perturbed, %d named by their building without a number", len(rows)-1, perturbed, buildings)
+	if buildings < 10 && !testing.Short() {
+		t.Errorf("only %d buildings named without a number", buildings)
 	}
 	if fails > 0 {
 		t.Errorf("%d failures in all", fails)

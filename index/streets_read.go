@@ -22,7 +22,7 @@ const (
 )
 
 // PointFields are the fields of an address point list (StreetSource.Columns).
-var PointFields = []string{"number", "street", "street_type", "unit", "locality", "state", "postcode", "lat", "lon", "id"}
+var PointFields = []string{"number", "street", "street_type", "unit", "building", "locality", "state", "postcode", "lat", "lon", "id"}
 
 // CheckStreetSource checks a street source before an import uses it.
 func CheckStreetSource(ss StreetSource) error {
@@ -240,6 +240,7 @@ func readGNAFRelease(ctx context.Context, ss StreetSource, b *engine.ReferenceBu
 			LevelType:   a.LevelTypeCode,
 			LevelNumber: numberText(a.LevelNumberPrefix, a.LevelNumber, a.LevelNumberSuffix),
 			Lot:         a.LotNumberPrefix + a.LotNumber + a.LotNumberSuffix,
+			Building:    a.BuildingName,
 			Postcode:    a.Postcode,
 		})
 		if err != nil {
@@ -337,7 +338,7 @@ func readPointList(ctx context.Context, ss StreetSource, b *engine.ReferenceBuil
 		}
 		if p.Number != "" {
 			first, last, _ := strings.Cut(p.Number, "-")
-			if err := sb.Point(id, engine.PointSpec{NumberFirst: first, NumberLast: last, FlatNumber: unitNumber(p.Unit), Postcode: p.Postcode}); err != nil {
+			if err := sb.Point(id, engine.PointSpec{NumberFirst: first, NumberLast: last, FlatNumber: unitNumber(p.Unit), Building: p.Building, Postcode: p.Postcode}); err != nil {
 				skip(p, err)
 			}
 		}
@@ -351,7 +352,7 @@ func readPointList(ctx context.Context, ss StreetSource, b *engine.ReferenceBuil
 		c := ss.Columns
 		cols.Number, cols.Street, cols.StreetType, cols.Unit = c["number"], c["street"], c["street_type"], c["unit"]
 		cols.Locality, cols.State, cols.Postcode = c["locality"], c["state"], c["postcode"]
-		cols.Lat, cols.Lon, cols.ID = c["lat"], c["lon"], c["id"]
+		cols.Lat, cols.Lon, cols.ID, cols.Building = c["lat"], c["lon"], c["id"], c["building"]
 		st, err = points.ReadCSV(cr, ss.Path, cols, fn)
 	}
 	if err != nil {

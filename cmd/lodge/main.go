@@ -143,7 +143,7 @@ func runImport(ctx context.Context, args []string) error {
 	rf.register(fs)
 	force := fs.Bool("force", false, "rebuild even when the index is up to date")
 	state := fs.String("state", "", "openaddresses, csv: the state of rows that name none (QLD for Brisbane's list)")
-	columns := fs.String("columns", "", "csv: field=header pairs, comma-separated (fields: number, street, street_type, unit, locality, state, postcode, lat, lon, id); unnamed fields are found by their usual headers")
+	columns := fs.String("columns", "", "csv: field=header pairs, comma-separated (fields: number, street, street_type, unit, building, locality, state, postcode, lat, lon, id); unnamed fields are found by their usual headers")
 	complete := fs.Bool("complete", false, "openaddresses, csv: the list holds every street and address of its places (a street or number it lacks there is then unmatched)")
 	licence := fs.String("licence", "", "openaddresses, csv: the list's licence, recorded and shown by serve")
 	attribution := fs.String("attribution", "", "openaddresses, csv: the attribution the list's licence requires")

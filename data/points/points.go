@@ -44,6 +44,7 @@ type Point struct {
 	// StreetType is the street type when the file keeps it in a column of
 	// its own (Brisbane's street_name, street_type); "" when Street has it.
 	StreetType string
+	Building   string // the building's name, when the file has a column for it
 }
 
 // Columns names, for each field of Point, the header of the file's column
@@ -51,13 +52,13 @@ type Point struct {
 // ReadCSV); "-" means the file has no such column.
 type Columns struct {
 	Number, Street, Unit, Locality, State, Postcode, Lon, Lat, ID string
-	StreetType                                                    string
+	StreetType, Building                                          string
 }
 
 // OpenAddresses are the columns of an OpenAddresses file: CITY is the
 // locality and REGION the state.
 var OpenAddresses = Columns{Number: "NUMBER", Street: "STREET", Unit: "UNIT", Locality: "CITY", State: "REGION",
-	Postcode: "POSTCODE", Lon: "LON", Lat: "LAT", ID: "ID", StreetType: "-"}
+	Postcode: "POSTCODE", Lon: "LON", Lat: "LAT", ID: "ID", StreetType: "-", Building: "-"}
 
 // Stats counts what a reader read.
 type Stats struct {
@@ -85,10 +86,11 @@ const (
 	fLat
 	fID
 	fStreetType
+	fBuilding
 	nFields
 )
 
-var fieldNames = [nFields]string{"number", "street", "unit", "locality", "state", "postcode", "lon", "lat", "id", "street_type"}
+var fieldNames = [nFields]string{"number", "street", "unit", "locality", "state", "postcode", "lon", "lat", "id", "street_type", "building"}
 
 // usual are the header names ReadCSV looks for, in order of preference,
 // compared case-insensitively with spaces and hyphens read as underscores.
@@ -103,10 +105,11 @@ var usual = [nFields][]string{
 	fLat:        {"lat", "latitude", "y"},
 	fID:         {"id", "identifier", "ref", "reference", "address_id", "address_detail_pid", "pid"},
 	fStreetType: {"street_type", "streettype", "street_type_code", "road_type"},
+	fBuilding:   {"building", "building_name", "buildingname", "property_name", "complex_name"},
 }
 
 func (c *Columns) names() [nFields]string {
-	return [nFields]string{c.Number, c.Street, c.Unit, c.Locality, c.State, c.Postcode, c.Lon, c.Lat, c.ID, c.StreetType}
+	return [nFields]string{c.Number, c.Street, c.Unit, c.Locality, c.State, c.Postcode, c.Lon, c.Lat, c.ID, c.StreetType, c.Building}
 }
 
 // norm is how header names compare: trimmed, lower case, spaces and
@@ -252,7 +255,7 @@ func fill(p *Point, f []string, ix *[nFields]int, hash int) string {
 	}
 	*p = Point{Number: get(ix[fNumber]), Street: get(ix[fStreet]), Unit: get(ix[fUnit]), Locality: get(ix[fLocality]),
 		State: get(ix[fState]), Postcode: get(ix[fPostcode]), Lon: get(ix[fLon]), Lat: get(ix[fLat]), ID: get(ix[fID]),
-		StreetType: get(ix[fStreetType])}
+		StreetType: get(ix[fStreetType]), Building: get(ix[fBuilding])}
 	if p.ID == "" {
 		p.ID = get(hash)
 	}

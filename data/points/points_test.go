@@ -125,6 +125,8 @@ func TestCSV(t *testing.T) {
 	f("STREET,number,Suburb,Post-Code\nA ST,1,X,2000\n", Columns{}, p, 1, 0, "")
 	f("street,locality\nA ST,X\n", Columns{}, Point{Street: "A ST", Locality: "X"}, 1, 0, "")
 	f("street,postcode\nA ST,2000\n", Columns{}, Point{Street: "A ST", Postcode: "2000"}, 1, 0, "")
+	f("Building Name,street,number,postcode\nRIVERSIDE TOWER,A ST,1,2000\n", Columns{}, Point{Number: "1", Street: "A ST", Postcode: "2000", Building: "RIVERSIDE TOWER"}, 1, 0, "")
+	f("complex,street,postcode\nTHE GABLES,A ST,2000\n", Columns{Building: "complex"}, Point{Street: "A ST", Postcode: "2000", Building: "THE GABLES"}, 1, 0, "")
 	// Named by the caller; "-" for none.
 	f("addr,no,town,pc,city\nA ST,1,X,2000,Y\n", Columns{Street: "ADDR", Number: "No", Locality: "town", Postcode: "pc"}, p, 1, 0, "")
 	f("street,number,city,postcode,id\nA ST,1,X,2000,7\n", Columns{ID: "-"}, p, 1, 0, "")
