@@ -118,7 +118,10 @@ func Open(dataDir string) (*Index, error) {
 	if ref.Facts().Localities != meta.Counts.Localities {
 		return nil, fmt.Errorf("%s: %d localities stored, meta says %d", dir, ref.Facts().Localities, meta.Counts.Localities)
 	}
-	var blob []byte
+	// Sized from the last chunk's number up front: appending 4 MiB at a
+	// time to a growing slice copied the table over and over (seconds at
+	// full scale).
+	blob := make([]byte, 0, streetsCap(db))
 	if err := scan(db, prefixStreets, func(k, v []byte) error {
 		blob = append(blob, v...)
 		return nil
@@ -171,6 +174,25 @@ func (m Meta) Attributions() []string {
 		}
 	}
 	return out
+}
+
+// streetsCap returns an upper bound of the street table's size: as many
+// chunks as the last chunk's number says, each streetChunk bytes at most
+// (0 when there is none or its key is not a chunk's).
+func streetsCap(db *pebble.DB) int {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixStreets), UpperBound: prefixEnd(prefixStreets)})
+	if err != nil {
+		return 0
+	}
+	defer it.Close()
+	if !it.Last() {
+		return 0
+	}
+	n, err := strconv.Atoi(string(it.Key()[len(prefixStreets):]))
+	if err != nil || n < 0 || n >= 1<<20 { // 4 TiB: not a table this program wrote
+		return 0
+	}
+	return (n + 1) * streetChunk
 }
 
 func scan(db *pebble.DB, prefix string, fn func(k, v []byte) error) error {
