@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -256,9 +257,33 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 // bodyReader streams the request body whether fasthttp buffered it or not.
 func bodyReader(ctx *fasthttp.RequestCtx) io.Reader {
 	if r := ctx.RequestBodyStream(); r != nil {
+		if ctx.Request.Header.ContentLength() == -1 { // chunked
+			return &chunkedBody{r: r, conn: ctx.Conn()}
+		}
 		return r
 	}
 	return bytes.NewReader(ctx.PostBody())
+}
+
+// chunkedBody tells a chunked body that ended from one whose connection
+// dropped between two chunks. fasthttp (v1.77.0) reports both as io.EOF:
+// its stream passes on the io.EOF of reading the next chunk's size line
+// from a closed connection. A body that ended properly leaves the
+// connection open for the answer, so an io.EOF on a connection the client
+// has closed is taken as a cut-off body: io.ErrUnexpectedEOF, and nothing
+// is stored. (A client that half-closes after a complete chunked body is
+// refused too; it gets no answer either way.)
+type chunkedBody struct {
+	r    io.Reader
+	conn net.Conn
+}
+
+func (b *chunkedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF && peerClosed(b.conn) {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 // receive stores a file whose name was checked, checking its content
