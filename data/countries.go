@@ -38,7 +38,12 @@ func decodeLimited(r io.Reader, name string, v any) error {
 // CountrySet merges country names from several sources, keyed by alpha-2.
 type CountrySet struct {
 	byAlpha2 map[string]*Country
+	entries  int // source entries used, for Entries
 }
+
+// Entries returns how many source entries the readers have used so far
+// (a caller reading several files counts each by the difference).
+func (s *CountrySet) Entries() int { return s.entries }
 
 // NewCountrySet returns a set holding our own aliases (CountryAliases) only
 // for the codes that a source later adds.
@@ -128,6 +133,7 @@ func (s *CountrySet) ReadISO3166(r io.Reader, name string) error {
 	if n == 0 {
 		return fmt.Errorf("%s: no countries (want a \"3166-1\" or \"3166-3\" list)", name)
 	}
+	s.entries += n
 	return nil
 }
 
@@ -161,6 +167,7 @@ func (s *CountrySet) ReadI18nCountries(r io.Reader, name string) error {
 			continue
 		}
 		s.add(a2, c.Alpha3, c.Name, c.Former, names...)
+		s.entries++
 	}
 	return nil
 }

@@ -319,6 +319,7 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		before := cs.Entries()
 		if kind == SrcI18nCountries {
 			err = cs.ReadI18nCountries(f, p)
 		} else {
@@ -328,12 +329,12 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		rows[kind] = cs.Entries() - before
 	}
 	countries := cs.Countries()
 	for _, c := range countries {
 		b.AddCountry(c.Alpha3, c.Name, c.Names, c.Former)
 	}
-	rows[SrcISO3166] = len(countries)
 
 	if p := src.Files[SrcGNAFCodes]; p != "" {
 		f, err := os.Open(p)
