@@ -287,6 +287,16 @@ func (s *scratch) lookupAt(ph *phrases, k, hi int) (int, uint16, bool) {
 func (s *scratch) readStreet(pm *premise, lo, hi int) {
 	pm.hasStreet = true
 	k := s.readUnitPrefix(pm, lo, hi)
+	if i := bytes.IndexByte(pm.flatNum, '/'); i > 0 && i < len(pm.flatNum)-1 && !(k < hi && isNumberish(s.word(k))) {
+		// "UNIT 5/10 SMITH ST", "U5/10A SMITH ST": flat 5 at number 10
+		num := pm.flatNum[i+1:]
+		pm.flatNum = pm.flatNum[:i]
+		if j := bytes.IndexByte(num, '-'); j > 0 {
+			pm.numFirst, pm.numLast = num[:j], num[j+1:]
+		} else {
+			pm.numFirst = num
+		}
+	}
 	if k < hi && isNumberish(s.word(k)) && k+1 < hi {
 		num := s.word(k)
 		if i := bytes.IndexByte(num, '/'); i > 0 {

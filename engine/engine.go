@@ -273,6 +273,15 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		if !domestic {
 			return e.international(ref.countries[ci].Alpha3, s, detail)
 		}
+	} else if lo, hi := int(s.ctok[n-1][0]), int(s.ctok[n-1][1]); hi-lo >= 2 && isPostcodeWord(s.word(hi-2)) {
+		// "SYDNEY NSW 2000 AUSTRALIA": the country after the postcode, on
+		// the same line, is dropped as a line of its own would be
+		s.key = canonicalLocalityBytes(s.key[:0], s.word(hi-1))
+		if ref.australia[string(s.key)] {
+			s.toks = s.toks[:hi-1]
+			s.ctok[n-1][1] = uint16(hi - 1)
+			s.comps[n-1].end = s.toks[hi-2].end
+		}
 	}
 	s.parseTail(p)
 
@@ -524,12 +533,91 @@ func (r *Reference) find(key []byte, st State, pc uint16) (uint32, bool) {
 	return 0, false
 }
 
+// localityAbbrev returns what an abbreviated word of a locality name may
+// stand for ("PT": PORT or POINT); nil when it is not an abbreviation.
+// SAINT, MOUNT, NORTH and SOUTH have canonical forms of their own (see
+// canonicalLocalityBytes); these are tried only when the name as written
+// is not found.
+func localityAbbrev(w []byte) []string {
+	switch string(w) {
+	case "PT":
+		return []string{"PORT", "POINT"}
+	case "E":
+		return []string{"EAST"}
+	case "W":
+		return []string{"WEST"}
+	case "N":
+		return []string{"NORTH"}
+	case "S":
+		return []string{"SOUTH"}
+	case "HTS":
+		return []string{"HEIGHTS"}
+	case "CK", "CRK":
+		return []string{"CREEK"}
+	case "BCH":
+		return []string{"BEACH"}
+	case "PK":
+		return []string{"PARK"}
+	case "STN":
+		return []string{"STATION"}
+	case "GDNS":
+		return []string{"GARDENS"}
+	case "VLY":
+		return []string{"VALLEY"}
+	case "LK":
+		return []string{"LAKE"}
+	case "IS":
+		return []string{"ISLAND"}
+	case "HBR":
+		return []string{"HARBOUR"}
+	case "HD", "HDS":
+		return []string{"HEADS", "HEAD"}
+	case "JNC", "JCT":
+		return []string{"JUNCTION"}
+	case "UPR", "UP":
+		return []string{"UPPER"}
+	case "LWR", "LR":
+		return []string{"LOWER"}
+	case "FT":
+		return []string{"FORT"}
+	case "GLN":
+		return []string{"GLEN"}
+	}
+	return nil
+}
+
+// findExpanded finds the locality key with one abbreviated word written
+// out, leaving the key found in s.akey.
+func (e *Engine) findExpanded(s *scratch, key []byte, st State, pc uint16) (uint32, bool) {
+	for i := 0; i < len(key); {
+		j := i
+		for j < len(key) && key[j] != ' ' {
+			j++
+		}
+		for _, full := range localityAbbrev(key[i:j]) {
+			s.akey = append(append(append(s.akey[:0], key[:i]...), full...), key[j:]...)
+			if id, ok := e.ref.find(s.akey, st, pc); ok {
+				return id, true
+			}
+		}
+		i = j + 1
+	}
+	return 0, false
+}
+
 // matchLocality confirms the locality, state and postcode against the
 // reference, or explains the mismatch with a suggestion.
 func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
 	ref := e.ref
 	key := s.localityKey(p)
 	id, ok := ref.find(key, p.state, p.postcode)
+	if !ok {
+		// "PT MELBOURNE", "E MELBOURNE": abbreviations never change a verdict
+		if id, ok = e.findExpanded(s, key, p.state, p.postcode); ok {
+			s.key = append(s.key[:0], s.akey...)
+			key = s.key
+		}
+	}
 	if ok {
 		l := &ref.localities[id]
 		if p.deliveryK == deliveryStreet && ref.boxOnly(l.Postcode) {

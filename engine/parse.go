@@ -31,6 +31,7 @@ type scratch struct {
 	key   []byte // canonical locality key
 	skey  []byte // canonical street key
 	bnum  []byte // numbers of a building found by name
+	akey  []byte // a locality key with an abbreviation written out
 	pm    premise
 	lines [MaxComponents + 2]string
 	p     parse
@@ -329,4 +330,17 @@ func (s *scratch) isUnitWord(k int) bool {
 // without a number (CARE PO, poste restante style).
 func postalNeedsNoNumber(idx uint16) bool {
 	return strings.HasPrefix(postalFull(idx), "CARE")
+}
+
+// isPostcodeWord reports whether w is four digits.
+func isPostcodeWord(w []byte) bool {
+	if len(w) != 4 {
+		return false
+	}
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

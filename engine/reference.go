@@ -345,7 +345,7 @@ func (r *Reference) indexCountries() {
 // Build returns the finished Reference. The builder must not be used after.
 func (b *ReferenceBuilder) Build() *Reference {
 	r := b.r
-	for _, n := range []string{"AUSTRALIA", "AUS", "AU"} {
+	for _, n := range []string{"AUSTRALIA", "AUS", "AU", "AUST"} {
 		r.australia[canonicalCountry(n)] = true
 	}
 	r.indexCountries()

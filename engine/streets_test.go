@@ -181,6 +181,8 @@ func TestStreetVerdicts(t *testing.T) {
 	f("unmatched", "", engine.FaultStreetUnknown, "JO / 5 QUEEN ST N / ST MARYS NSW 2760", "Jo", "5 Queen St E", "St Marys NSW 2760")
 	f("matched", P, "", "", "Jo", "Unit 3", "72 Charles St", "St Kilda VIC 3182")
 	f("matched", P, "", "", "Jo", "3/72 Charles St", "St Kilda VIC 3182")
+	f("matched", P, "", "", "Jo", "Unit 3/72 Charles St", "St Kilda VIC 3182")
+	f("matched", P, "", "", "Jo", "U3/72 Charles St", "St Kilda VIC 3182")
 	f("unmatched", S, engine.FaultUnitUnknown, "JO / 72 CHARLES ST / ST KILDA VIC 3182", "Jo", "9/72 Charles St", "St Kilda VIC 3182")
 	f("matched", P, "", "", "Jo", "Apartment 1203", "Level 12", "431 St Kilda Rd", "Melbourne VIC 3004")
 	f("matched", P, "", "", "Jo", "Unit 1203, 431 St Kilda Rd", "Melbourne VIC 3004")

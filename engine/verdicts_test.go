@@ -73,6 +73,17 @@ func TestVerdictTable(t *testing.T) {
 
 	// matched: each state and territory
 	f(m, "AUS", "", "Jo Citizen", "1 Church St", "Parramatta NSW 2150")
+	// abbreviated locality words: PT is PORT or POINT, E/W/N/S the compass
+	f(m, "AUS", "", "Jo Citizen", "1 Bay St", "Pt Melbourne VIC 3207")
+	f(m, "AUS", "", "Jo Citizen", "1 Bay St", "Pt. Lincoln SA 5606")
+	f(m, "AUS", "", "Jo Citizen", "1 Bay St", "Pt Piper NSW 2027")
+	f(m, "AUS", "", "Jo Citizen", "1 Bay St", "E Melbourne VIC 3002")
+	f(m, "AUS", "", "Jo Citizen", "1 Bay St", "W Perth WA 6005")
+	// Australia after the postcode on the same line, and written short
+	f(m, "AUS", "", "Jo Citizen", "1 Martin Pl", "Sydney NSW 2000 Australia")
+	f(m, "AUS", "", "Jo Citizen", "1 Martin Pl", "Sydney NSW 2000", "Aust.")
+	f(m, "AUS", "", "Jo Citizen", "Unit 5/10 Smith St", "Fitzroy VIC 3065")
+	fs(m, "AUS", "", "Jo Citizen, 1 Martin Pl, Sydney NSW 2000 AUSTRALIA")
 	f(m, "AUS", "", "Jo Citizen", "1 Baylis St", "Wagga Wagga NSW 2650")
 	f(m, "AUS", "", "Jo Citizen", "1 Argent St", "Broken Hill NSW 2880")
 	f(m, "AUS", "", "Jo Citizen", "1 Moorabool St", "Geelong VIC 3220")
