@@ -164,7 +164,7 @@ func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix str
 }
 
 // session loads a session for a caller: 404 when there is none (or it
-// expired), 403 when it is another account's.
+// expired), 403 when it is another account's or another user's.
 func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid string) (Session, bool) {
 	ss, err := h.store.Session(epid)
 	switch {
@@ -176,6 +176,10 @@ func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid 
 		return ss, false
 	case ss.Account != p.Account:
 		fail(ctx, f, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
+		return ss, false
+	case ss.User != p.User:
+		// sessions belong to the user (or API key) that opened them
+		fail(ctx, f, fasthttp.StatusForbidden, "session %s was opened by another user of account %s", epid, p.Account)
 		return ss, false
 	case ss.State == StateExpired:
 		fail(ctx, f, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)

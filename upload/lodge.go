@@ -129,10 +129,12 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 			names[i] = m.Name
 		}
 		probs = append(probs, "several metadata files ("+strings.Join(names, ", ")+"): upload one")
-	}
-	if len(probs) > 0 {
 		return reject()
 	}
+	// Every problem is reported at once: a broken document does not hide
+	// the metadata's problems (the plan, which needs every document's
+	// pages, waits for the documents to be right).
+	docProbs := len(probs) > 0
 	var pack *metadata.Pack
 	var plan []metadata.PlannedLetter
 	if len(meta) == 1 {
@@ -142,7 +144,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		}
 		var mp []metadata.Problem
 		pack, mp = metadata.Parse(meta[0].Name, b, l.cfg.Metadata)
-		if !metadata.HasErrors(mp) {
+		if !metadata.HasErrors(mp) && !docProbs {
 			var pp []metadata.Problem
 			plan, pp = pack.Plan(infos)
 			mp = append(mp, pp...)
@@ -155,6 +157,12 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		if len(probs) > 0 {
 			return reject()
 		}
+		if len(plan) == 0 && len(infos) == 0 {
+			probs = append(probs, "no document was uploaded (pdf, ps or xps): a mailing without letters needs its documents")
+			return reject()
+		}
+	} else if docProbs {
+		return reject()
 	} else if len(infos) == 0 {
 		probs = append(probs, "no document was uploaded (pdf, ps or xps)")
 		return reject()
@@ -167,6 +175,15 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 	var probs []string
 	out := files[:0:0]
 	var unpacked []File
+	// A name belongs to one file: one uploaded on its own, or one entry of
+	// one archive. An entry may not replace an uploaded file (the client's
+	// own upload would be lost) nor another archive's entry.
+	owner := map[string]string{} // name → "" (uploaded on its own) or the archive
+	for _, f := range files {
+		if f.Archive == "" {
+			owner[f.Name] = ""
+		}
+	}
 	for _, f := range files {
 		if f.Archive != "" {
 			// unpacked by an earlier end_session: its archive is unpacked
@@ -199,6 +216,16 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 				probs = append(probs, fmt.Sprintf("%s!%s: %s", f.Name, e.Name, msg))
 				continue
 			}
+			if o, taken := owner[e.Name]; taken {
+				if o == "" {
+					msg = "a file of this name was also uploaded on its own: rename one of them"
+				} else {
+					msg = "a file of this name is also in " + o + ": rename one of them"
+				}
+				probs = append(probs, fmt.Sprintf("%s!%s: %s", f.Name, e.Name, msg))
+				continue
+			}
+			owner[e.Name] = f.Name
 			var buf bytes.Buffer
 			if _, err := a.Extract(e.Name, &buf); err != nil {
 				probs = append(probs, fmt.Sprintf("%s!%s: %v", f.Name, e.Name, err))
