@@ -584,6 +584,33 @@ func TestMultipart(t *testing.T) {
 	}
 	many, ctypeM := multipartBody(t, parts...)
 	f("POST", path, "ABC12345", bytes.NewReader(many), ctypeM, 413, "limited to")
+
+	// a request that failed left no session open, and no files behind
+	ended, abandoned := 0, 0
+	if err := w.s.scan(sessionPrefix, func(_, v []byte) error {
+		var ss Session
+		if err := json.Unmarshal(v, &ss); err != nil {
+			return err
+		}
+		switch ss.State {
+		case StateEnded:
+			ended++
+		case StateExpired:
+			abandoned++
+			if files, _ := w.s.Files(ss.EPID); len(files) > 0 {
+				t.Errorf("abandoned session %s keeps %d files", ss.EPID, len(files))
+			}
+		default:
+			t.Errorf("session %s left %s", ss.EPID, ss.State)
+		}
+		checkBlobs(t, w.s, ss.EPID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ended != 5 || abandoned < 8 {
+		t.Errorf("%d sessions ended, %d abandoned", ended, abandoned)
+	}
 }
 
 // TestPutCutOff: an upload whose connection drops before the body is

@@ -65,6 +65,16 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		h.internal(ctx, f, "create session", err)
 		return
 	}
+	// One request, one mailing: a request that fails leaves no session
+	// open with its files behind.
+	ended := false
+	defer func() {
+		if !ended {
+			if err := h.store.Abandon(ss.EPID); err != nil {
+				h.log.Error("abandon multipart session", "session", ss.EPID, "err", err)
+			}
+		}
+	}()
 	body := &countingReader{r: bodyReader(ctx), max: h.cfg.MaxMultipartBytes}
 	mr := multipart.NewReader(body, params["boundary"])
 	n := 0
@@ -116,6 +126,8 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	status := fasthttp.StatusOK
 	if res.Result != "ok" {
 		status = fasthttp.StatusBadRequest
+	} else {
+		ended = true
 	}
 	reply(ctx, f, status, encodeEnd(f, res))
 }

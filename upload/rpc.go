@@ -109,7 +109,8 @@ type recentUpload struct {
 // Result {"uploads": [...]}, each:
 //
 //	epid        the session identifier
-//	status      "open", "expired" (timed out open: its files were deleted),
+//	status      "open", "expired" (timed out open, or a failed multipart
+//	            request: its files were deleted),
 //	            or once ended the mailing's status: "received" (letters
 //	            queued for lodgement), "queued_auto" (for the auto
 //	            processor), "processed" (lodgement done: see held, lodged)

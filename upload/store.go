@@ -585,6 +585,20 @@ func (s *Store) ExpireSessions() (int, error) {
 // expire expires one session under its lock if it is still open and past
 // its time at now: end_session may have ended it since it was listed.
 func (s *Store) expire(epid string, now time.Time) (bool, error) {
+	return s.close(epid, func(ss Session) bool { return now.After(ss.Expires) })
+}
+
+// Abandon closes an open session at once, as if its time had run out: its
+// files are deleted and it reads as expired. A multipart upload that fails
+// abandons its session, which no client could go on with.
+func (s *Store) Abandon(epid string) error {
+	_, err := s.close(epid, func(Session) bool { return true })
+	return err
+}
+
+// close expires the session epid under its lock when it is open and due
+// says so.
+func (s *Store) close(epid string, due func(Session) bool) (bool, error) {
 	mu := s.lock(epid)
 	mu.Lock()
 	defer mu.Unlock()
@@ -592,7 +606,7 @@ func (s *Store) expire(epid string, now time.Time) (bool, error) {
 	if err := s.get(sessionPrefix+epid, &ss); err != nil {
 		return false, err
 	}
-	if ss.State != StateOpen || !now.After(ss.Expires) {
+	if ss.State != StateOpen || !due(ss) {
 		return false, nil
 	}
 	files, err := s.Files(epid)
