@@ -30,6 +30,9 @@ type LodgerConfig struct {
 	// about (default 5 s); end_session wakes it at once.
 	PollInterval time.Duration
 	Host         string
+	// ProfileDir holds the accounts' profiles (see profiles.go); empty for
+	// none.
+	ProfileDir string
 }
 
 // Lodger assembles mailings from ended sessions and lodges them: it is the
@@ -144,6 +147,9 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		}
 		var mp []metadata.Problem
 		pack, mp = metadata.Parse(meta[0].Name, b, l.cfg.Metadata)
+		if !metadata.HasErrors(mp) {
+			mp = append(mp, l.applyProfiles(ss.Account, pack)...)
+		}
 		if !metadata.HasErrors(mp) && !docProbs {
 			var pp []metadata.Problem
 			plan, pp = pack.Plan(infos)

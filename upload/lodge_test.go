@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -684,4 +685,50 @@ func TestLodgeSkipsFailingJob(t *testing.T) {
 	if n, err := r.l.RunOnce(); n != 0 || err == nil {
 		t.Errorf("RunOnce again: %d, %v", n, err)
 	}
+}
+
+// TestProfiles: a mailing's own attributes win over the profile it names,
+// which wins over the account's default profile; a profile that does not
+// exist or is not valid is a problem of the mailing.
+func TestProfiles(t *testing.T) {
+	r := newRig(t)
+	dir := t.TempDir()
+	r.l.cfg.ProfileDir = dir
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, "ABC12345"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ABC12345", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("default.json", `{"title":"Default run","duplex":true}`)
+	write("hold.xml", `<pack><title>Held run</title><cust_hold>true</cust_hold></pack>`)
+	write("broken.json", `{"title":"x","letters":[{"email":"a@b.example"}]}`)
+	letter := `"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]`
+	f := func(meta string, title string, hold bool) {
+		t.Helper()
+		ss := r.mailing("doc.pdf", pdfPages(1), "m.json", meta)
+		p, err := r.s.Pack(ss.EPID)
+		if err != nil || p.Title != title || p.CustHold != hold {
+			t.Errorf("%s: pack title %q hold %v, want %q %v (%v)", meta, p.Title, p.CustHold, title, hold, err)
+		}
+	}
+	f(`{`+letter+`}`, "Default run", false)
+	f(`{"profile":"hold",`+letter+`}`, "Held run", true)
+	f(`{"profile":"hold","title":"Mine",`+letter+`}`, "Mine", true)
+	f(`{"title":"Mine","cust_hold":false,"profile":"hold",`+letter+`}`, "Mine", false)
+	bad := func(meta, want string) {
+		t.Helper()
+		res := r.end(r.session("doc.pdf", pdfPages(1), "m.json", meta))
+		if res.Result != "error" || !strings.Contains(strings.Join(res.Errs, "\n"), want) {
+			t.Errorf("%s: %+v, want a problem %q", meta, res, want)
+		}
+	}
+	bad(`{"profile":"nosuch",`+letter+`}`, `m.json: profile: account ABC12345 has no profile "nosuch"`)
+	bad(`{"profile":"broken",`+letter+`}`, `profile "broken" is not valid`)
+	bad(`{"profile":"../default",`+letter+`}`, `a name is 1 to 64 letters`)
+	write("default.json", `{"title":`)
+	bad(`{`+letter+`}`, "the account's default profile")
 }

@@ -96,7 +96,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer uploads.Close()
-	lodger := upload.NewLodger(uploads, eng, upload.LodgerConfig{}, log)
+	lodger := upload.NewLodger(uploads, eng, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles")}, log)
 	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
 	// the janitor and the lodgement worker stop before the upload store closes
 	workers, stopWorkers := context.WithCancel(context.Background())

@@ -1,0 +1,108 @@
+package upload
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lodge-mail/lodge/upload/metadata"
+)
+
+// Profiles supply the mailing attributes a metadata file leaves out
+// (specification 2.2: "an attribute that is not specified takes its value
+// from pre-configured or default profiles"). They are metadata files
+// holding mailing attributes only, kept by the operator as files:
+//
+//	<ProfileDir>/<ACCOUNT>/<name>.json (or .xml)   the profile a metadata file names
+//	<ProfileDir>/<ACCOUNT>/default.json (or .xml)  applied to every mailing of the account
+//
+// A mailing's own attributes win, then the named profile's, then the
+// default profile's. A profile is read when a session ends, so an edit
+// takes effect for the next mailing without a restart.
+
+// maxProfileBytes bounds a profile file.
+const maxProfileBytes = 1 << 20
+
+// profileProblems applies the profiles of account to p: the one p names,
+// then the account's default. A named profile that does not exist, or a
+// profile file that is not valid, is a problem of the mailing.
+func (l *Lodger) applyProfiles(account string, p *metadata.Pack) []metadata.Problem {
+	var probs []metadata.Problem
+	if p.Profile != nil {
+		name := *p.Profile
+		prof, err := l.readProfile(account, name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			probs = append(probs, metadata.Problem{Path: "profile", Message: fmt.Sprintf("account %s has no profile %q", account, name)})
+		case err != nil:
+			probs = append(probs, metadata.Problem{Path: "profile", Message: err.Error()})
+		default:
+			metadata.ApplyProfile(p, *prof)
+		}
+	}
+	prof, err := l.readProfile(account, "default")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		probs = append(probs, metadata.Problem{Path: "", Message: "the account's default " + err.Error()})
+	default:
+		metadata.ApplyProfile(p, *prof)
+	}
+	return probs
+}
+
+// readProfile reads the profile name of account; fs.ErrNotExist when there
+// is none.
+func (l *Lodger) readProfile(account, name string) (*metadata.Pack, error) {
+	if l.cfg.ProfileDir == "" {
+		return nil, fs.ErrNotExist
+	}
+	if !validProfileName(name) || !validProfileName(account) {
+		return nil, fmt.Errorf("profile %q: a name is 1 to 64 letters, digits, '-', '_' or '.'", name)
+	}
+	for _, ext := range []string{".json", ".xml"} {
+		path := filepath.Join(l.cfg.ProfileDir, account, name+ext)
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() || fi.Size() > maxProfileBytes {
+			return nil, fmt.Errorf("profile %q: not a file of at most %d bytes", name, maxProfileBytes)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		p, probs := metadata.ParseProfile(name+ext, b, l.cfg.Metadata)
+		if metadata.HasErrors(probs) {
+			var msgs []string
+			for _, pr := range probs {
+				if !pr.Warning {
+					msgs = append(msgs, pr.String())
+				}
+			}
+			l.log.Error("profile", "account", account, "profile", name, "problems", strings.Join(msgs, "; "))
+			return nil, fmt.Errorf("profile %q is not valid (the operator must correct it): %s", name, strings.Join(msgs, "; "))
+		}
+		return p, nil
+	}
+	return nil, fs.ErrNotExist
+}
+
+func validProfileName(s string) bool {
+	if s == "" || len(s) > 64 || s == "." || s == ".." {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
