@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/lodge-mail/lodge/data"
 )
 
 // Status is a verdict.
@@ -91,6 +93,7 @@ const (
 	FaultUnitUnknown      = "UNIT_NOT_FOUND"
 	FaultAddressPostcode  = "ADDRESS_POSTCODE_MISMATCH"
 	FaultNumberMissing    = "NUMBER_MISSING"
+	FaultPostalService    = "POSTAL_SERVICE_NOT_OFFERED"
 )
 
 // Config tunes an Engine. The zero value is the documented default.
@@ -605,6 +608,26 @@ func (e *Engine) findExpanded(s *scratch, key []byte, st State, pc uint16) (uint
 	return 0, false
 }
 
+// gpoLocalities are the localities of the General Post Offices, the only
+// places that offer GPO boxes, by state.
+var gpoLocalities = map[string]string{
+	"SYDNEY": "NSW", "MELBOURNE": "VIC", "BRISBANE": "QLD", "ADELAIDE": "SA",
+	"PERTH": "WA", "HOBART": "TAS", "DARWIN": "NT", "CANBERRA": "ACT",
+}
+
+func gpoLocality(l *Locality) bool { return gpoLocalities[l.Name] == l.State.String() }
+
+// isGPOBox reports whether p's delivery line is a GPO box.
+func (s *scratch) isGPOBox(p *parse) bool {
+	lo, hi := s.deliveryRange(p)
+	for w := min(voc.postal.maxWords, hi-lo); w >= 1; w-- {
+		if idx, ok := voc.postal.lookup(s.phrase(lo, lo+w-1)); ok {
+			return data.PostalDeliveryTypes[idx].Full == "GPO BOX"
+		}
+	}
+	return false
+}
+
 // matchLocality confirms the locality, state and postcode against the
 // reference, or explains the mismatch with a suggestion.
 func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
@@ -626,6 +649,16 @@ func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
 				r.Detail = e.detail(s, p)
 				r.Detail.Faults = append(r.Detail.Faults, FaultBoxPostcode)
 				e.suggest(s, p, r.Detail)
+			}
+			return r
+		}
+		if p.deliveryK == deliveryPostal && s.isGPOBox(p) && !gpoLocality(l) {
+			// GPO boxes are at the capital cities' General Post Offices only
+			r := Result{Status: StatusUnmatched, Nation: "AUS"}
+			if detail {
+				r.Detail = e.detail(s, p)
+				r.Detail.Faults = append(r.Detail.Faults, FaultPostalService)
+				r.Detail.Locality = l.Name
 			}
 			return r
 		}
