@@ -67,12 +67,18 @@ type Config struct {
 	// CacheEntries bounds the cache; default 10,000, the oldest entry goes
 	// first.
 	CacheEntries int
-	// MaxFailures failed credential checks within FailureWindow throttle
-	// a client; default 10, negative: no throttling.
+	// MaxFailures failed credential checks within FailureWindow from one
+	// client for one user name or API key id throttle that user or key
+	// from that client; default 10, negative: no throttling.
 	MaxFailures   int
 	FailureWindow time.Duration // default 1 minute
-	// MaxClients bounds the clients whose failures are remembered; default
-	// 100,000, the one that failed least recently is forgotten first.
+	// MaxClientFailures failures within FailureWindow from one client,
+	// whatever the names, throttle the client; default 10 times
+	// MaxFailures. It is counted in FailureWindow/16 steps.
+	MaxClientFailures int
+	// MaxClients bounds the clients whose failures are remembered, and
+	// separately the (client, user or key) pairs; default 100,000, the
+	// one that failed least recently is forgotten first.
 	MaxClients int
 	// MaxConcurrentHashes bounds the password verifications running at a
 	// time (each takes 19 MiB); default GOMAXPROCS.
@@ -109,6 +115,9 @@ func (c Config) withDefaults(s *Store) Config {
 	if c.FailureWindow <= 0 {
 		c.FailureWindow = time.Minute
 	}
+	if c.MaxClientFailures <= 0 && c.MaxFailures > 0 {
+		c.MaxClientFailures = 10 * c.MaxFailures
+	}
 	if c.MaxClients <= 0 {
 		c.MaxClients = 100_000
 	}
@@ -139,7 +148,8 @@ type Authenticator struct {
 	cfg       Config
 	challenge []string
 	cache     *basicCache // nil when disabled
-	thr       *throttle   // nil when disabled
+	thr       *throttle   // per (client, user or key); nil when disabled
+	clientThr *throttle   // per client; nil when disabled
 	sem       chan struct{}
 	hmacPool  sync.Pool
 	dummyKey  [32]byte
@@ -174,7 +184,8 @@ func NewAuthenticator(s *Store, cfg Config) *Authenticator {
 		a.cache = newBasicCache(cfg.CacheEntries)
 	}
 	if cfg.MaxFailures > 0 {
-		a.thr = newThrottle(cfg.MaxFailures, cfg.FailureWindow, cfg.MaxClients)
+		a.thr = newThrottle(cfg.MaxFailures, cfg.FailureWindow, 0, cfg.MaxClients)
+		a.clientThr = newThrottle(cfg.MaxClientFailures, cfg.FailureWindow, cfg.FailureWindow/16, cfg.MaxClients)
 	}
 	key := make([]byte, 32)
 	rand.Read(key)
@@ -201,32 +212,68 @@ func quote(s string) string {
 }
 
 // Authenticate checks the value of an Authorization header from client (an
-// IP address; the key failures are counted under). It returns ErrMissing
-// for no credentials, ErrMalformed for a header that is not exactly one
-// Bearer or Basic credential, ErrUnsupported for Digest, ErrInvalid for
-// credentials that do not authenticate, a *ThrottledError when the client
-// failed too often, or an error of the store. AuthenticateRequest also
-// takes Digest.
+// IP address, see ClientAddr; the key failures are counted under). It
+// returns ErrMissing for no credentials, ErrMalformed for a header that is
+// not exactly one Bearer or Basic credential, ErrUnsupported for Digest,
+// ErrInvalid for credentials that do not authenticate, a *ThrottledError
+// when the client failed too often, or the client failed too often for the
+// presented user or key, or an error of the store. AuthenticateRequest
+// also takes Digest.
 func (a *Authenticator) Authenticate(authorization []byte, client string) (Principal, error) {
 	return a.authenticate(authorization, nil, nil, false, client)
 }
 
 func (a *Authenticator) authenticate(authorization, method, uri []byte, digest bool, client string) (Principal, error) {
-	if a.thr != nil {
-		if d := a.thr.blocked(client, a.cfg.Now()); d > 0 {
-			return Principal{}, &ThrottledError{RetryAfter: d}
-		}
+	if a.thr == nil {
+		return a.check(authorization, method, uri, digest, nil)
 	}
-	p, err := a.check(authorization, method, uri, digest)
-	if a.thr != nil && errors.Is(err, ErrInvalid) {
-		a.thr.fail(client, a.cfg.Now())
+	ck := clientKey(client)
+	if d := a.clientThr.blocked(ck, a.cfg.Now()); d > 0 {
+		return Principal{}, &ThrottledError{RetryAfter: d}
+	}
+	var pair string // what failures of the presented identity count under
+	gate := func(identity string) error {
+		pair = ck + " " + identity
+		if d := a.thr.blocked(pair, a.cfg.Now()); d > 0 {
+			return &ThrottledError{RetryAfter: d}
+		}
+		return nil
+	}
+	p, err := a.check(authorization, method, uri, digest, gate)
+	if errors.Is(err, ErrInvalid) {
+		now := a.cfg.Now()
+		a.clientThr.fail(ck, now)
+		if pair != "" {
+			a.thr.fail(pair, now)
+		}
 	}
 	return p, err
 }
 
+// Identities failures are counted under, with the client: a user name
+// (Basic and Digest alike) or an API key id. Names that cannot exist
+// share one identity per kind, which bounds what a guesser makes the
+// throttle remember.
+const (
+	identityUser    = "u:"
+	identityBadUser = "u?"
+	identityKey     = "k:"
+	identityBadKey  = "k?"
+)
+
+func userIdentity(name string) string {
+	if !ValidUserName(name) {
+		return identityBadUser
+	}
+	return identityUser + name
+}
+
 // check checks one header value; digest says whether Digest credentials
-// for a request with method and uri are accepted.
-func (a *Authenticator) check(h, method, uri []byte, digest bool) (Principal, error) {
+// for a request with method and uri are accepted. gate, when not nil, is
+// called with the presented identity once the credentials are parsed and
+// before anything is looked up or verified; an error of it is returned
+// instead.
+func (a *Authenticator) check(h, method, uri []byte, digest bool, gate func(identity string) error) (Principal, error) {
 	h = bytes.Trim(h, " \t")
 	if len(h) == 0 {
 		return Principal{}, ErrMissing
@@ -247,15 +294,15 @@ func (a *Authenticator) check(h, method, uri []byte, digest bool) (Principal, er
 		if !digest {
 			return Principal{}, ErrUnsupported
 		}
-		return a.digestAuth(cred, method, uri)
+		return a.digestAuth(cred, method, uri, gate)
 	case len(h) > maxAuthorizationBytes:
 		return Principal{}, ErrMalformed
 	case !isToken68(cred):
 		return Principal{}, ErrMalformed
 	case bytes.EqualFold(scheme, []byte("Bearer")):
-		return a.bearer(cred)
+		return a.bearer(cred, gate)
 	case bytes.EqualFold(scheme, []byte("Basic")):
-		return a.basic(cred)
+		return a.basic(cred, gate)
 	}
 	return Principal{}, ErrMalformed
 }
@@ -287,8 +334,17 @@ func checkKeyHash(want, token []byte) bool {
 	return subtle.ConstantTimeCompare(sum[:], want) == 1
 }
 
-func (a *Authenticator) bearer(tok []byte) (Principal, error) {
+func (a *Authenticator) bearer(tok []byte, gate func(string) error) (Principal, error) {
 	id, shaped := parseKeyToken(tok)
+	if gate != nil {
+		identity := identityBadKey
+		if shaped {
+			identity = identityKey + id
+		}
+		if err := gate(identity); err != nil {
+			return Principal{}, err
+		}
+	}
 	var rec keyRecord
 	var found bool
 	if shaped {
@@ -312,7 +368,7 @@ func (a *Authenticator) bearer(tok []byte) (Principal, error) {
 	return Principal{Account: rec.Account, KeyID: rec.ID, Method: MethodBearer}, nil
 }
 
-func (a *Authenticator) basic(cred []byte) (Principal, error) {
+func (a *Authenticator) basic(cred []byte, gate func(string) error) (Principal, error) {
 	enc := base64.StdEncoding
 	if len(cred)%4 != 0 {
 		enc = base64.RawStdEncoding // some clients leave the padding off
@@ -325,6 +381,11 @@ func (a *Authenticator) basic(cred []byte) (Principal, error) {
 	user, pass, ok := bytes.Cut(buf[:n], []byte{':'})
 	if !ok {
 		return Principal{}, ErrMalformed
+	}
+	if gate != nil {
+		if err := gate(userIdentity(string(user))); err != nil {
+			return Principal{}, err
+		}
 	}
 	ck := a.cacheKey(user, pass)
 	if a.cache != nil {

@@ -314,10 +314,15 @@ func parseDigest(b []byte) (digestCreds, error) {
 }
 
 // digestAuth checks Digest credentials for a request with method and uri.
-func (a *Authenticator) digestAuth(cred, method, uri []byte) (Principal, error) {
+func (a *Authenticator) digestAuth(cred, method, uri []byte, gate func(string) error) (Principal, error) {
 	d, err := parseDigest(cred)
 	if err != nil {
 		return Principal{}, err
+	}
+	if gate != nil {
+		if err := gate(userIdentity(d.username)); err != nil {
+			return Principal{}, err
+		}
 	}
 	// What the request says about itself, checked before the user is
 	// looked up; none of it is secret.

@@ -556,7 +556,14 @@ func TestDigestThrottle(t *testing.T) {
 	f(fx.header(), nil)
 	f(fx.header("password=x"), ErrInvalid)
 	f(fx.header("nonce="+flip(old, 3)), ErrInvalid)
+	fx.digestWork()
 	f(fx.header(), ErrThrottled)
+	if c := fx.digestWork(); len(c) != 0 {
+		t.Errorf("a throttled Digest request was checked: %d", len(c))
+	}
+	f(basic("alice", "password1"), ErrThrottled) // the user, whatever the method
+	f("Bearer "+fx.good, nil)                    // other keys and users from the client are not
+	f(basic("colon", "pass:word:x"), nil)
 }
 
 // FuzzDigestHeader: no Digest header panics or authenticates (the seeds

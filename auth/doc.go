@@ -107,11 +107,22 @@
 //     credentials share one verification, and at most
 //     Config.MaxConcurrentHashes verifications run at a time, which bounds
 //     the memory argon2 takes (19 MiB each).
-//   - Failed credential checks (ErrInvalid) are counted per client in a
-//     sliding window; a client with Config.MaxFailures failures within
-//     Config.FailureWindow gets a *ThrottledError without its credentials
-//     being looked at, until the oldest of those failures leaves the
-//     window. IPv6 clients are counted per /64.
+//   - Failed credential checks (ErrInvalid) are counted in a sliding
+//     window per client and presented identity: the user name (Basic and
+//     Digest alike; names that cannot exist count as one) or the API key
+//     id (keys not shaped like one count as one). Config.MaxFailures
+//     failures within Config.FailureWindow for one identity from one
+//     client throttle that identity from that client: its requests get a
+//     *ThrottledError without the credentials being looked up or
+//     verified, until the oldest of those failures leaves the window.
+//     Other users and keys from the same client are not affected, so
+//     tenants behind one address do not lock each other out. A client
+//     with Config.MaxClientFailures failures (default ten times as many)
+//     within the window, whatever the identities, is throttled as a
+//     whole, before its header is parsed, so a guesser rotating names is
+//     slowed down too. The client is an IP address, IPv6 counted per
+//     /64; behind trusted proxies ClientAddr takes it from
+//     X-Forwarded-For. Both tables are bounded by Config.MaxClients.
 //
 // Revoking a key, disabling a user or an account takes effect on the next
 // request: key and user records are read from the store on every request.

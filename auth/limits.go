@@ -78,27 +78,47 @@ func (c *basicCache) len() int {
 	return len(c.m)
 }
 
-// throttle counts failures per client in a sliding window.
+// throttle counts failures per key in a sliding window. A key's failures
+// are kept as stamps, oldest first. With gran 0 every failure is a stamp
+// of its own (at most max of them) and the window is exact. With gran > 0
+// a failure less than gran after the newest stamp is counted in it, so a
+// key holds at most window/gran+1 stamps whatever max is; such a failure
+// leaves the window up to gran early.
 type throttle struct {
-	mu      sync.Mutex
-	max     int
-	window  time.Duration
-	clients int
-	m       map[string]*list.Element // of *failures
-	order   list.List                // least recently failed first
+	mu     sync.Mutex
+	max    int
+	window time.Duration
+	gran   time.Duration
+	keys   int
+	m      map[string]*list.Element // of *failures
+	order  list.List                // least recently failed first
 }
 
 type failures struct {
-	client string
-	times  []time.Time // failures within the window, oldest first; at most max
+	key    string
+	stamps []stamp // within the window, oldest first
+	total  int     // sum of the stamps' counts
 }
 
-func newThrottle(max int, window time.Duration, clients int) *throttle {
-	return &throttle{max: max, window: window, clients: clients, m: map[string]*list.Element{}}
+type stamp struct {
+	at time.Time
+	n  int
 }
 
-// clientKey is what failures are counted under: the address, or its /64
-// for IPv6, where one host commonly holds a whole /64.
+func newThrottle(max int, window, gran time.Duration, keys int) *throttle {
+	return &throttle{max: max, window: window, gran: gran, keys: keys, m: map[string]*list.Element{}}
+}
+
+// maxStamps bounds the stamps of a key.
+func (t *throttle) maxStamps() int {
+	if t.gran <= 0 {
+		return t.max
+	}
+	return int(t.window/t.gran) + 1
+}
+
+// clientKey is what a client's failures are counted under: the address,
+// or its /64 for IPv6, where one host commonly holds a whole /64.
 func clientKey(client string) string {
 	a, err := netip.ParseAddr(client)
 	if err != nil {
@@ -115,57 +135,73 @@ func clientKey(client string) string {
 // prune drops failures that left the window.
 func (f *failures) prune(now time.Time, window time.Duration) {
 	i := 0
-	for i < len(f.times) && !now.Before(f.times[i].Add(window)) {
+	for i < len(f.stamps) && !now.Before(f.stamps[i].at.Add(window)) {
+		f.total -= f.stamps[i].n
 		i++
 	}
-	f.times = append(f.times[:0], f.times[i:]...)
+	if i > 0 {
+		f.stamps = append(f.stamps[:0], f.stamps[i:]...)
+	}
 }
 
-// blocked returns how long client must wait, or 0.
-func (t *throttle) blocked(client string, now time.Time) time.Duration {
-	k := clientKey(client)
+// blocked returns how long key must wait, or 0.
+func (t *throttle) blocked(key string, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	el, ok := t.m[k]
+	el, ok := t.m[key]
 	if !ok {
 		return 0
 	}
 	f := el.Value.(*failures)
 	f.prune(now, t.window)
-	if len(f.times) == 0 {
+	if len(f.stamps) == 0 {
 		t.order.Remove(el)
-		delete(t.m, k)
+		delete(t.m, key)
 		return 0
 	}
-	if len(f.times) < t.max {
+	if f.total < t.max {
 		return 0
 	}
-	return f.times[0].Add(t.window).Sub(now)
+	// Wait until enough of the oldest stamps left the window that fewer
+	// than max failures remain.
+	left := f.total
+	for _, s := range f.stamps {
+		left -= s.n
+		if left < t.max {
+			return s.at.Add(t.window).Sub(now)
+		}
+	}
+	return f.stamps[len(f.stamps)-1].at.Add(t.window).Sub(now) // not reached
 }
 
-// fail counts a failure of client.
-func (t *throttle) fail(client string, now time.Time) {
-	k := clientKey(client)
+// fail counts a failure of key.
+func (t *throttle) fail(key string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	el, ok := t.m[k]
+	el, ok := t.m[key]
 	if !ok {
-		el = t.order.PushBack(&failures{client: k, times: make([]time.Time, 0, min(t.max, 16))})
-		t.m[k] = el
-		for len(t.m) > t.clients {
+		el = t.order.PushBack(&failures{key: key, stamps: make([]stamp, 0, min(t.maxStamps(), 16))})
+		t.m[key] = el
+		for len(t.m) > t.keys {
 			old := t.order.Front()
 			t.order.Remove(old)
-			delete(t.m, old.Value.(*failures).client)
+			delete(t.m, old.Value.(*failures).key)
 		}
 	} else {
 		t.order.MoveToBack(el)
 	}
 	f := el.Value.(*failures)
 	f.prune(now, t.window)
-	if len(f.times) == t.max { // concurrent failures raced past blocked
-		f.times = append(f.times[:0], f.times[1:]...)
+	f.total++
+	if n := len(f.stamps); n > 0 && t.gran > 0 && (now.Sub(f.stamps[n-1].at) < t.gran || n >= t.maxStamps()) {
+		f.stamps[n-1].n++
+		return
 	}
-	f.times = append(f.times, now)
+	if len(f.stamps) >= t.maxStamps() { // exact: concurrent failures raced past blocked
+		f.total -= f.stamps[0].n
+		f.stamps = append(f.stamps[:0], f.stamps[1:]...)
+	}
+	f.stamps = append(f.stamps, stamp{at: now, n: 1})
 }
 
 func (t *throttle) len() int {

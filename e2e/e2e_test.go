@@ -319,6 +319,52 @@ func basic(user, pass string) string {
 	return encodeBase64(user + ":" + pass)
 }
 
+// TestAuthFailuresPerUserAndClient: failed logins throttle the user or key
+// they name from the client that sent them, not the client's other users
+// and keys; behind a trusted proxy the client is the X-Forwarded-For one,
+// and nobody else can choose theirs with it.
+func TestAuthFailuresPerUserAndClient(t *testing.T) {
+	const proxy = "127.0.0.2" // curl --interface: loopback sources other than 127.0.0.1 reach the server too
+	in := startWithUsers(t, map[string]string{"alice": "correct horse battery", "bob": "battery staple"},
+		"-plain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "-trusted-proxy", proxy+"/32")
+	body := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`
+	alice, bob := basic("alice", "correct horse battery"), basic("bob", "battery staple")
+	// f sends from the proxy (to the plain listener, as a TLS-terminating
+	// proxy would) when viaProxy is set, else straight to HTTPS from
+	// 127.0.0.1, where X-Forwarded-For is forged.
+	f := func(viaProxy bool, xff, authorization string, wantCode int) {
+		t.Helper()
+		args := []string{in.url + "/apiv2/jsonrpc"}
+		if viaProxy {
+			args = []string{"--interface", proxy, in.plainURL + "/apiv2/jsonrpc", "-H", "X-Forwarded-Proto: https"}
+		}
+		args = append(args, "-H", "Content-Type: application/json", "--data-binary", body, "-D", "-",
+			"-H", "X-Forwarded-For: "+xff, "-H", "Authorization: "+authorization)
+		code, got := in.curl(args...)
+		if code != wantCode {
+			t.Errorf("proxy %v, X-Forwarded-For %s, %.20s: HTTP %d, want %d\n%s", viaProxy, xff, authorization, code, wantCode, got)
+		}
+		if code == 429 && !strings.Contains(strings.ToLower(got), "retry-after:") {
+			t.Errorf("429 without Retry-After:\n%s", got)
+		}
+	}
+	for i := range 10 {
+		f(true, "203.0.113.1", "Basic "+basic("alice", fmt.Sprint("guess", i)), 401)
+	}
+	f(true, "203.0.113.1", "Basic "+alice, 429)   // alice from that caller
+	f(true, "203.0.113.2", "Basic "+alice, 200)   // not from the proxy's other callers
+	f(true, "203.0.113.1", "Bearer "+in.key, 200) // nor that caller's valid key
+	f(true, "203.0.113.1", "Basic "+bob, 200)     // nor its other users
+	// A direct caller's forged X-Forwarded-For is not believed.
+	for i := range 10 {
+		f(false, fmt.Sprint("198.51.100.", i), "Basic "+basic("bob", fmt.Sprint("guess", i)), 401)
+	}
+	f(false, "198.51.100.99", "Basic "+bob, 429)
+	f(false, "198.51.100.99", "Bearer "+in.key, 200)
+	f(false, "198.51.100.99", "Basic "+alice, 200)
+	f(true, "203.0.113.3", "Basic "+bob, 200)
+}
+
 func TestPlainListenerRefusesAddrCheck(t *testing.T) {
 	port := freePort(t)
 	in := start(t, "-plain-addr", fmt.Sprintf("127.0.0.1:%d", port), "-trusted-proxy", "10.0.0.0/8")

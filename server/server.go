@@ -55,7 +55,9 @@ type Config struct {
 	TLSKey    string
 	DataDir   string
 	// TrustedProxies may send X-Forwarded-Proto: https on the plain
-	// listener for a connection whose TLS they terminated.
+	// listener for a connection whose TLS they terminated; the
+	// X-Forwarded-For they send names the client failed logins are
+	// counted under (auth.ClientAddr).
 	TrustedProxies []netip.Prefix
 	MaxBodyBytes   int           // default 32 MiB; larger bodies get 413
 	MaxHeaderBytes int           // default 16 KiB; larger headers get 431
@@ -364,7 +366,7 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 		rpcHTTPError(ctx, fasthttp.StatusMethodNotAllowed, rpc.CodeInvalidRequest, "JSON-RPC requests are POSTed")
 		return
 	}
-	p, err := s.authn.Authenticate(ctx.Request.Header.Peek("Authorization"), ctx.RemoteIP().String())
+	p, err := s.authn.Authenticate(ctx.Request.Header.Peek("Authorization"), s.clientAddr(ctx))
 	if err != nil {
 		s.authFails.Inc()
 		var th *auth.ThrottledError
@@ -446,7 +448,7 @@ func (s *Server) handleUpload(ctx *fasthttp.RequestCtx) {
 		ctx.Error("credentials must not appear in the URL: send them in the Authorization header\n", fasthttp.StatusBadRequest)
 		return
 	}
-	p, err := s.uploadAuthn.AuthenticateRequest(ctx.Request.Header.Peek("Authorization"), ctx.Method(), ctx.RequestURI(), ctx.RemoteIP().String())
+	p, err := s.uploadAuthn.AuthenticateRequest(ctx.Request.Header.Peek("Authorization"), ctx.Method(), ctx.RequestURI(), s.clientAddr(ctx))
 	if err != nil {
 		if !errors.Is(err, auth.ErrMissing) && !errors.Is(err, auth.ErrStaleNonce) {
 			s.authFails.Inc()
@@ -506,17 +508,31 @@ func (s *Server) viaTrustedProxy(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	ip, ok := netip.AddrFromSlice(ctx.RemoteIP())
+	return ok && auth.TrustedPeer(ip, s.cfg.TrustedProxies)
+}
+
+// clientAddr is the client failed logins are counted under: the peer, or
+// for a trusted proxy the client X-Forwarded-For names.
+func (s *Server) clientAddr(ctx *fasthttp.RequestCtx) string {
+	ip, ok := netip.AddrFromSlice(ctx.RemoteIP())
 	if !ok {
-		return false
+		return ctx.RemoteIP().String()
 	}
-	ip = ip.Unmap()
-	for _, p := range s.cfg.TrustedProxies {
-		if p.Contains(ip) {
-			return true
+	if !auth.TrustedPeer(ip, s.cfg.TrustedProxies) {
+		return ip.Unmap().String()
+	}
+	// The header section as received: PeekAll would add trailer fields,
+	// which a client may append after the proxy's header.
+	var xff [][]byte
+	for k, v := range ctx.Request.Header.AllInOrder() {
+		if bytes.EqualFold(k, hdrForwardedFor) {
+			xff = append(xff, v)
 		}
 	}
-	return false
+	return auth.ClientAddr(ip, xff, s.cfg.TrustedProxies)
 }
+
+var hdrForwardedFor = []byte("X-Forwarded-For")
 
 func portOf(a net.Addr) string {
 	if t, ok := a.(*net.TCPAddr); ok {
