@@ -141,6 +141,14 @@ func (in *instance) curlAuth(how, user, pass string) []string {
 func TestUploadShapes(t *testing.T) {
 	in := startWithUsers(t, map[string]string{"clerk": "correct horse battery"})
 	dir := t.TempDir()
+	// the profile attachments_letterhead names, as the operator keeps it
+	profiles := filepath.Join(in.dataDir, "profiles", "DEM00001")
+	if err := os.MkdirAll(profiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(profiles, "letterhead-a4.json"), []byte(`{"template":"letterhead-a4","duplex":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, sh := range shapes(t) {
 		a := in.curlAuth(sh.auth, "clerk", "correct horse battery")
 		code, epid := in.curl(append(a, in.url+"/publicinterface/get_session_id.text?account=DEM00001")...)

@@ -2,6 +2,7 @@ package upload
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/segmentio/encoding/json"
@@ -35,7 +36,7 @@ func (s *Store) GetLetterStatus(dst, params []byte, p rpc.Principal) ([]byte, in
 	if len(params) == 0 || json.Unmarshal(params, &in) != nil {
 		return dst, rpc.CodeInvalidParams, `invalid params: want {"account": "ABC12345", "refs": ["reference", ...]}`
 	}
-	if in.Account != p.Account {
+	if in.Account = strings.ToUpper(strings.TrimSpace(in.Account)); in.Account != p.Account {
 		return dst, rpc.CodeInvalidParams, "invalid params: these credentials are not for account " + in.Account
 	}
 	if len(in.Refs) == 0 || len(in.Refs) > maxRefs {
@@ -130,7 +131,7 @@ func (s *Store) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int,
 	if len(params) == 0 || json.Unmarshal(params, &in) != nil {
 		return dst, rpc.CodeInvalidParams, `invalid params: want {"account": "ABC12345", "limit": 20, "before": "EPID"}`
 	}
-	if in.Account != p.Account {
+	if in.Account = strings.ToUpper(strings.TrimSpace(in.Account)); in.Account != p.Account {
 		return dst, rpc.CodeInvalidParams, "invalid params: these credentials are not for account " + in.Account
 	}
 	limit := defaultRecent

@@ -6,7 +6,7 @@ const (
 	GetLetterStatusDoc = `{"name":"get_letter_status","summary":"Status of the account's letters with the given references.","paramStructure":"by-name",` +
 		`"params":[` +
 		`{"name":"account","required":true,"description":"The account code; the credentials must be for it.","schema":{"type":"string"}},` +
-		`{"name":"refs","required":true,"description":"1 to 1,000 letter references (metadata field ref).","schema":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":1000}}],` +
+		`{"name":"refs","required":true,"description":"1 to 1,000 letter references (the metadata field reference).","schema":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":1000}}],` +
 		`"result":{"name":"result","schema":{"type":"object","required":["letters"],"properties":{"letters":{"type":"array","items":{"type":"object","properties":{` +
 		`"epid":{"type":"string","description":"The session (mailing) the letter belongs to"},` +
 		`"ref":{"type":"string"},` +
