@@ -151,7 +151,7 @@ func (s *Server) judge(dst, v []byte, st *state, detail bool) ([]byte, string) {
 	dst = append(dst, `","nation":`...)
 	dst = json.AppendEscape(dst, r.Nation, 0)
 	dst = append(dst, `,"address":`...)
-	dst = append(dst, v...)
+	dst = appendEcho(dst, v)
 	if r.Message != "" {
 		dst = append(dst, `,"message":`...)
 		dst = json.AppendEscape(dst, r.Message, 0)

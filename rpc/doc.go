@@ -6,7 +6,11 @@
 // or addresses; each address is an array of strings or a string; each
 // result echoes the submitted address byte for byte, in the form it came
 // in, because the echo is copied from the request body rather than
-// re-encoded.
+// re-encoded. The one exception keeps the response a JSON text (RFC 8259
+// section 8: UTF-8, no lone surrogates): a byte that is not part of valid
+// UTF-8, or a \u escape of a lone surrogate, is echoed as \ufffd, as
+// encoding/json would write it. A line holding either is not text: the
+// address is invalid ("line 2 is not valid UTF-8 text").
 //
 // Promises:
 //   - Every standard error code: -32700 parse error (malformed JSON, nesting
@@ -16,7 +20,8 @@
 //   - Batches (arrays of requests) get an array of responses in request
 //     order; notifications (requests without an id) get none; a body of only
 //     notifications gets an empty response.
-//   - The id is echoed exactly as sent (up to Config.MaxIDBytes bytes).
+//   - The id is echoed exactly as sent (up to Config.MaxIDBytes bytes),
+//     with the same exception as the address.
 //   - Decoding walks the body with segmentio/encoding's tokenizer after a
 //     validity check; strings are unescaped into pooled buffers, responses
 //     are appended to the caller's buffer: a request allocates nothing on

@@ -17,6 +17,6 @@ var openRPC = []byte(`{"openrpc":"1.2.6","info":{"title":"lodge address check","
 	`"Result":{"type":"object","required":["status","nation","address"],"properties":{` +
 	`"status":{"type":"string","enum":["matched","unmatched","invalid","international"]},` +
 	`"nation":{"type":"string","description":"ISO 3166-1 alpha-3; AUS for domestic addresses"},` +
-	`"address":{"description":"The submitted address, byte for byte, in its submitted form"},` +
+	`"address":{"description":"The submitted address, byte for byte, in its submitted form (bytes that are not UTF-8 and lone surrogate escapes are written \\ufffd)"},` +
 	`"message":{"type":"string","description":"What is wrong; present when status is invalid"},` +
 	`"detail":{"type":"object","description":"Present when detail was asked for"}}}}}}`)

@@ -339,7 +339,7 @@ func appendHead(dst, id []byte) []byte {
 	if id == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, id...)
+		dst = appendEcho(dst, id)
 	}
 	return append(dst, ',')
 }
@@ -445,7 +445,12 @@ func appendUnescaped(dst, v []byte) []byte {
 				}
 			}
 			if utf16.IsSurrogate(r) {
-				r = utf8.RuneError
+				// A lone surrogate is no character: it is kept as the
+				// three bytes a UTF-8 encoder would give it, which are not
+				// valid UTF-8, so the engine finds the line invalid just as
+				// it does those bytes sent raw.
+				dst = append(dst, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+				continue
 			}
 			dst = utf8.AppendRune(dst, r)
 		default: // '"', '\\', '/'
@@ -453,6 +458,50 @@ func appendUnescaped(dst, v []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// appendEcho appends the JSON value v (part of a validated body) as it
+// was sent, except for what would make the response no valid JSON text
+// (RFC 8259 section 8.1: UTF-8; section 8.2 and I-JSON: no lone
+// surrogates): each byte that is not part of valid UTF-8 and each \u escape
+// of a lone surrogate is written \ufffd, as encoding/json would write the
+// decoded value. Valid input is appended unchanged, without allocating.
+func appendEcho(dst, v []byte) []byte {
+	last := 0
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c < utf8.RuneSelf && c != '\\' {
+			i++
+			continue
+		}
+		if c == '\\' {
+			if i+5 >= len(v) || v[i+1] != 'u' {
+				i += 2 // a one-character escape (validated: never cut short)
+				continue
+			}
+			r := hex4(v[i+2 : i+6])
+			if !utf16.IsSurrogate(r) {
+				i += 6
+				continue
+			}
+			if i+11 < len(v) && v[i+6] == '\\' && v[i+7] == 'u' && utf16.DecodeRune(r, hex4(v[i+8:i+12])) != utf8.RuneError {
+				i += 12 // a surrogate pair
+				continue
+			}
+			dst = append(append(dst, v[last:i]...), `\ufffd`...)
+			i += 6
+			last = i
+			continue
+		}
+		if r, size := utf8.DecodeRune(v[i:]); r != utf8.RuneError || size > 1 {
+			i += size
+			continue
+		}
+		dst = append(append(dst, v[last:i]...), `\ufffd`...)
+		i++
+		last = i
+	}
+	return append(dst, v[last:]...)
 }
 
 func hex4(b []byte) rune {

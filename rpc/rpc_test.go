@@ -1,10 +1,13 @@
 package rpc_test
 
 import (
+	stdjson "encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/segmentio/encoding/json"
 
@@ -29,6 +32,48 @@ func newServer(tb testing.TB, cfg rpc.Config) *rpc.Server {
 	return rpc.New(e, cfg, nil)
 }
 
+// validJSONText reports whether b is a JSON text that any parser takes:
+// valid JSON, valid UTF-8 (RFC 8259 section 8.1) and no \u escape of a lone
+// surrogate (section 8.2; I-JSON). encoding/json's Valid checks only the
+// first.
+func validJSONText(b []byte) bool {
+	if !stdjson.Valid(b) || !utf8.Valid(b) {
+		return false
+	}
+	hex := func(i int) rune {
+		r, err := strconv.ParseUint(string(b[i:i+4]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return rune(r)
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++
+			continue
+		}
+		r := hex(i + 2)
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return false // a low surrogate not after a high one
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+				return false
+			}
+			if r2 := hex(i + 8); r2 < 0xdc00 || r2 > 0xdfff {
+				return false
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return true
+}
+
 // TestResponses: request bodies and the exact responses they get.
 func TestResponses(t *testing.T) {
 	s := newServer(t, rpc.Config{MaxAddresses: 3, MaxBatch: 4})
@@ -41,7 +86,7 @@ func TestResponses(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("request %s\n got %s\nwant %s", req, got, want)
 		}
-		if respond && !json.Valid(got) {
+		if respond && !validJSONText(got) {
 			t.Errorf("request %s: response is not valid JSON: %s", req, got)
 		}
 	}
@@ -55,6 +100,31 @@ func TestResponses(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{`+ok+`,"address":"Joe Blogs, 10 Jones St, Melbourne VIC 3000"}}`)
 	f(`{"jsonrpc":"2.0","id":3,"method":"addr_check","params":{"address":[ "Joe\u0020Blogs" , "10 Jones St","Melbourne\tVIC 3000"]}}`,
 		`{"jsonrpc":"2.0","id":3,"result":{`+ok+`,"address":[ "Joe\u0020Blogs" , "10 Jones St","Melbourne\tVIC 3000"]}}`)
+	// what would make the echo no JSON text is written \ufffd, as
+	// encoding/json writes it: bytes that are not UTF-8 (raw ff fe, a
+	// sequence cut short, a surrogate encoded as UTF-8) and lone surrogate
+	// escapes. Such a line is not text: the address is invalid.
+	const bad = `"status":"invalid","nation":"AUS"`
+	f("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"addr_check\",\"params\":{\"address\":[\"Jo\",\"1 Main \xff\xfe St\",\"Sydney NSW 2000\"]}}",
+		`{"jsonrpc":"2.0","id":1,"result":{`+bad+`,"address":["Jo","1 Main \ufffd\ufffd St","Sydney NSW 2000"],"message":"line 2 is not valid UTF-8 text"}}`)
+	f("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"addr_check\",\"params\":{\"address\":\"Jo\\n1 Main St\\nSydney NSW 2000\xe2\x82\"}}",
+		`{"jsonrpc":"2.0","id":1,"result":{`+bad+`,"address":"Jo\n1 Main St\nSydney NSW 2000\ufffd\ufffd","message":"line 3 is not valid UTF-8 text"}}`)
+	f("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"addr_check\",\"params\":{\"address\":[\"Jo \xed\xa0\x80\",\"1 Main St\",\"Sydney NSW 2000\"]}}",
+		`{"jsonrpc":"2.0","id":1,"result":{`+bad+`,"address":["Jo \ufffd\ufffd\ufffd","1 Main St","Sydney NSW 2000"],"message":"line 1 is not valid UTF-8 text"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Jo","1 Main \ud800 St","Sydney NSW 2000"]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{`+bad+`,"address":["Jo","1 Main \ufffd St","Sydney NSW 2000"],"message":"line 2 is not valid UTF-8 text"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"Jo\n1 Main \uDC00\ud800\u0041 St\nSydney NSW 2000\uDBFF"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{`+bad+`,"address":"Jo\n1 Main \ufffd\ufffd\u0041 St\nSydney NSW 2000\ufffd","message":"line 2 is not valid UTF-8 text"}}`)
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":[["Jo","1 Main St","Sydney NSW 2000\udfff"]]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":[{`+bad+`,"address":["Jo","1 Main St","Sydney NSW 2000\ufffd"],"message":"line 3 is not valid UTF-8 text"}]}`)
+	// ... while surrogate pairs, other escapes and an escaped backslash before "u" are echoed as sent
+	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Jo \ud83d\ude00 \uD83D\uDE00\u00e9","1 Main \\ud800 St","Sydney NSW 2000"]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{`+ok+`,"address":["Jo \ud83d\ude00 \uD83D\uDE00\u00e9","1 Main \\ud800 St","Sydney NSW 2000"]}}`)
+	// ... and the same holds for the id
+	f("{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"n\xffo\"}",
+		`{"jsonrpc":"2.0","id":"a\ufffdb","error":{"code":-32601,"message":"method not found: n\ufffdo"}}`)
+	f(`{"jsonrpc":"2.0","id":"\ud800\ud83d\ude00","method":"nope"}`,
+		`{"jsonrpc":"2.0","id":"\ufffd\ud83d\ude00","error":{"code":-32601,"message":"method not found: nope"}}`)
 	// mixed forms, in order
 	f(`{"jsonrpc":"2.0","id":4,"method":"addr_check","params":{"addresses":[["Joe Blogs","10 Jones St","Smithville NSW 2987"],"a\nb",`+
 		`"10 Downing St, London SW1A 2AA, UK"]}}`,
@@ -156,6 +226,8 @@ func TestNoGarbage(t *testing.T) {
 	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`)
 	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"Joe Blogs\n10 Jones St\nMelbourne VIC 3000"}}`)
 	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":[["Joe Blogs","10 Jones St","Melbourne VIC 3000"],"Jo, PO Box 5, Sydney NSW 2001"]}}`)
+	// escapes in the echo and the id: scanned, not copied aside
+	f(`{"jsonrpc":"2.0","id":"\u00e9","method":"addr_check","params":{"address":["Jos\u00e9 Blogs \ud83d\ude00","10 Jones St","Melbourne VIC 3000"]}}`)
 }
 
 func TestRegisterDocumented(t *testing.T) {
