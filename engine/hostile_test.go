@@ -13,7 +13,8 @@ func FuzzCheck(f *testing.F) {
 	e := newEngine(f, true)
 	for _, s := range []string{"Joe\n10 Jones St\nMelbourne VIC 3000", "a,b,c", "PO Box 1\nx\nSydney NSW 2001",
 		"Jo\n1 Rd\nWA 6333\nDenmark", "\n\n\n", "Jo\n\xff\nMelbourne VIC 3000", "1\n2\n3\n4\n5\n6\n7",
-		"Jo\nUnit 1-19 25 Smith St\nFitzroy 3065 VIC", "10 Downing St, London, UK", "VIC VIC VIC\nVIC 3000\n3000 3000"} {
+		"Jo\nUnit 1-19 25 Smith St\nFitzroy 3065 VIC", "10 Downing St, London, UK", "VIC VIC VIC\nVIC 3000\n3000 3000",
+		"Jo\n1 Main St\n2000\nSydney\nNSW", "Jo\n1 Main St\nNSW\n2000 Sydney", "Jo\n2000 NSW\nSydney\n2000 2000", "2000\nVIC\n3000 VIC 3000\nNSW"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -165,46 +165,143 @@ func (s *scratch) findPostcode(lo, hi, stFirst, stLast int) int {
 	return -1
 }
 
+// leadingPostcode reports whether tokens [lo,hi) are a four-digit token
+// not yet taken followed by a name that is no street: "2000 SYDNEY", read
+// as postcode and locality when the state is on another line of the tail.
+// "2000 GEORGE ST" is a street number and street.
+func (s *scratch) leadingPostcode(lo, hi int) bool {
+	if hi <= lo || s.toks[lo].tail || !isPostcodeWord(s.word(lo)) {
+		return false
+	}
+	return s.nameLine(lo+1, hi) && s.classifyLine(lo+1, hi) == deliveryNone
+}
+
+// nameLine reports whether tokens [lo,hi) could be a locality name on a
+// line of its own: no number and no postal delivery type. A street type
+// word does not rule it out (BOX HILL, CHRISTMAS ISLAND).
+func (s *scratch) nameLine(lo, hi int) bool {
+	if s.classifyLine(lo, hi) == deliveryPostal {
+		return false
+	}
+	for k := lo; k < hi; k++ {
+		if isNumberish(s.word(k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// tailLine decides whether a line above the last, where the state (tokens
+// si..sj, -1 when none) or the postcode (token pj) was found, belongs to
+// the tail. A line that does not read as a delivery line does. A postal
+// delivery line never does ("PO BOX 7000" above "HOBART TAS"). A line that
+// reads as a street line does when its words before or after the state and
+// postcode are none ("2000 NSW", "NEW SOUTH WALES") or a name without a
+// number ("WAGGA WAGGA NEW SOUTH WALES", "BOX HILL 3128"). A number left
+// over keeps it a street line ("1 VICTORIA" has no state), and so does a
+// street after a leading number ("2000 GEORGE ST" has no postcode; the
+// cost is that "3128 BOX HILL" is not read as postcode and locality).
+// pure reports that the line holds nothing but the state and postcode.
+func (s *scratch) tailLine(lo, hi, si, sj, pj int) (pure, ok bool) {
+	taken := func(k int) bool { return k == pj || (si >= 0 && k >= si && k <= sj) }
+	rlo, rhi := lo, hi
+	for rlo < rhi && taken(rlo) {
+		rlo++
+	}
+	for rhi > rlo && taken(rhi-1) {
+		rhi--
+	}
+	pure = rlo == rhi
+	switch s.classifyLine(lo, hi) {
+	case deliveryNone:
+		return pure, true
+	case deliveryPostal:
+		return false, false
+	}
+	for k := rlo; k < rhi; k++ {
+		if taken(k) {
+			return false, false // a state or postcode inside a street line
+		}
+	}
+	if pj == lo && s.classifyLine(rlo, rhi) != deliveryNone {
+		return false, false // "2000 GEORGE ST": the number of a street line
+	}
+	return pure, s.nameLine(rlo, rhi)
+}
+
 // parseTail finds the state, postcode and locality among the last
-// components (at most three), however the client split or ordered them.
+// components (at most three), however the client split or ordered them:
+// "SYDNEY NSW 2000", "2000 NSW" / "SYDNEY", "2000" / "SYDNEY" / "NSW",
+// "NSW" / "2000 SYDNEY" and every other order read the same.
 func (s *scratch) parseTail(p *parse) {
 	n := p.n
 	p.state, p.stateTok, p.pcTok = NoState, -1, -1
 	p.tailStart, p.locWhole, p.territory, p.streetSplit, p.delivery = n, -1, -1, -1, -1
 	p.locTok = [2]int{-1, -1}
-	stLast := -1
+	// gap is a line above the last with neither state nor postcode (the
+	// locality between them, "2000" / "SYDNEY" / "NSW"): part of the tail
+	// only when the line above it holds nothing but the missing state or
+	// postcode.
+	gap := -1
 	for c := n - 1; c >= 0 && c >= n-3; c-- {
 		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
-		if c < n-1 && s.classifyLine(lo, hi) != deliveryNone {
-			break // "PO BOX 5" above "HOBART TAS": its number is no postcode
-		}
-		foundHere := false
+		// what this line would give, marked only once it is taken as a
+		// tail line
+		si, sj := -1, -1
+		var st State
 		if p.stateTok < 0 {
-			if st, i, j := s.findState(lo, hi); i >= 0 {
-				p.state, p.stateTok, stLast = st, i, j
-				for k := i; k <= j; k++ {
-					s.toks[k].tail = true
-				}
-				foundHere = true
-			}
+			st, si, sj = s.findState(lo, hi)
 		}
+		pj := -1
 		if p.pcTok < 0 {
-			sf, sl := -1, -1
-			if p.stateTok >= lo && p.stateTok < hi {
-				sf, sl = p.stateTok, stLast
-			}
-			if j := s.findPostcode(lo, hi, sf, sl); j >= 0 {
-				p.pcTok = j
-				s.toks[j].tail = true
-				foundHere = true
+			pj = s.findPostcode(lo, hi, si, sj)
+			if pj < 0 && si < 0 && p.stateTok >= 0 && s.leadingPostcode(lo, hi) {
+				// "2000 SYDNEY" above or below the state's line
+				pj = lo
 			}
 		}
-		if !foundHere && c < n-1 {
-			break // a line with neither ends the tail
+		if si < 0 && pj < 0 {
+			if c == n-1 {
+				p.tailStart = c
+				continue
+			}
+			if gap >= 0 || !s.nameLine(lo, hi) {
+				break // a line with neither ends the tail
+			}
+			gap = c
+			continue
 		}
-		p.tailStart = c
+		if c < n-1 {
+			pure, ok := s.tailLine(lo, hi, si, sj, pj)
+			if !ok || (gap >= 0 && !pure) {
+				break // "PO BOX 5" above "HOBART TAS": its number is no postcode
+			}
+		}
+		if si >= 0 {
+			p.state, p.stateTok = st, si
+			for k := si; k <= sj; k++ {
+				s.toks[k].tail = true
+			}
+		}
+		if pj >= 0 {
+			p.pcTok = pj
+			s.toks[pj].tail = true
+		}
+		p.tailStart, gap = c, -1
 		if p.stateTok >= 0 && p.pcTok >= 0 {
 			break
+		}
+	}
+	if p.pcTok < 0 && p.stateTok >= 0 {
+		// "NSW" / "2000 SYDNEY": a postcode first on a line below the
+		// state's, which was read before the state was found
+		sc := int(s.toks[p.stateTok].comp)
+		for c := n - 1; c > sc; c-- {
+			if lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1]); s.leadingPostcode(lo, hi) {
+				p.pcTok = lo
+				s.toks[lo].tail = true
+				break
+			}
 		}
 	}
 	if p.pcTok >= 0 {
