@@ -61,6 +61,11 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 	if m.street >= 0 {
 		d.ReferenceID = st.streets[m.street].pid
 	}
+	if m.outcome == premiseMatched && m.base >= 0 {
+		if pid := st.pidString(m.base); pid != "" {
+			d.ReferenceID = pid // the address's own record
+		}
+	}
 	if m.typeFix {
 		d.Faults = append(d.Faults, FaultStreetType)
 		d.Suggestion = e.premiseLines(s, p, unitLine, sugPM, st.streets[m.street].name, "", l.Name, p.postcode)

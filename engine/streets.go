@@ -34,6 +34,13 @@ type Streets struct {
 	strs      []string          // interned unit, level and lot strings; strs[0] == ""
 	strID     map[string]uint32 // strs → index
 	links     []streetLink      // locality triples → group
+	// pids are the address points' own identifiers (G-NAF
+	// ADDRESS_DETAIL_PID), parallel to points; empty when no source gave
+	// any. Each is packed as prefix index<<56 | number (see packPID);
+	// 0 for none.
+	pids       []uint64
+	pidPrefix  []string         // "GANSW|9": letters and digit count
+	pidPrefixI map[string]uint8 // builder only
 }
 
 // streetEntry is one way of writing a street: its own name or an alias.
@@ -83,6 +90,12 @@ type PointSpec struct {
 	Lot         string
 	Building    string // the building's name ("BELCONNEN TOWERS")
 	Postcode    string
+	// PID is the address's own identifier ("GANSW717138653"); kept when
+	// it is letters followed by up to 16 digits.
+	PID string
+	// Alias marks an alias address: where it is the same point as a
+	// principal one, the principal's PID is kept.
+	Alias bool
 }
 
 // StreetsBuilder assembles Streets. Not safe for concurrent use.
@@ -99,6 +112,8 @@ type StreetsBuilder struct {
 type builderPoint struct {
 	street uint32
 	point
+	pid   uint64
+	alias bool
 }
 
 type streetEntryG struct {
@@ -316,8 +331,67 @@ func (b *StreetsBuilder) Point(id uint32, ps PointSpec) error {
 		}
 		pt.postcode = pc
 	}
-	b.pts = append(b.pts, builderPoint{street: id, point: pt})
+	b.pts = append(b.pts, builderPoint{street: id, point: pt, pid: b.packPID(ps.PID), alias: ps.Alias})
 	return nil
+}
+
+// packPID packs an identifier of letters and up to 16 digits ("GANSW" and
+// "717138653") as the index of its letters and digit count among the
+// builder's prefixes (at most 255) and its number; 0 when it has another
+// form or the prefixes are used up.
+func (b *StreetsBuilder) packPID(pid string) uint64 {
+	i := 0
+	for i < len(pid) && (pid[i] >= 'A' && pid[i] <= 'Z' || pid[i] == '_') { // "GAOT_718543101"
+		i++
+	}
+	digits := len(pid) - i
+	if i == 0 || i > 16 || digits == 0 || digits > 16 {
+		return 0
+	}
+	var n uint64
+	for _, c := range pid[i:] {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n >= 1<<56 {
+		return 0
+	}
+	key := pid[:i] + "|" + strconv.Itoa(digits)
+	s := b.s
+	if s.pidPrefixI == nil {
+		s.pidPrefixI = map[string]uint8{}
+	}
+	idx, ok := s.pidPrefixI[key]
+	if !ok {
+		if len(s.pidPrefix) >= 255 {
+			return 0
+		}
+		s.pidPrefix = append(s.pidPrefix, key)
+		idx = uint8(len(s.pidPrefix)) // from 1: 0 is no PID
+		s.pidPrefixI[key] = idx
+	}
+	return uint64(idx)<<56 | n
+}
+
+// pidString returns the identifier of point i, or "".
+func (s *Streets) pidString(i int32) string {
+	if int(i) >= len(s.pids) || i < 0 || s.pids[i] == 0 {
+		return ""
+	}
+	v := s.pids[i]
+	idx := int(v >> 56)
+	if idx == 0 || idx > len(s.pidPrefix) {
+		return ""
+	}
+	letters, digits, _ := strings.Cut(s.pidPrefix[idx-1], "|")
+	d, _ := strconv.Atoi(digits)
+	num := strconv.FormatUint(v&(1<<56-1), 10)
+	for len(num) < d {
+		num = "0" + num
+	}
+	return letters + num
 }
 
 // normaliseField normalises a short field ("12A", "g01") as the engine
@@ -388,20 +462,35 @@ func (b *StreetsBuilder) Build() *Streets {
 		if x.street != y.street {
 			return x.street < y.street
 		}
-		return x.point.less(&y.point)
+		if x.point != y.point {
+			return x.point.less(&y.point)
+		}
+		// the same point twice: the principal address's PID first
+		if x.alias != y.alias {
+			return !x.alias
+		}
+		return x.pid < y.pid
 	})
 	s.points = make([]point, 0, len(b.pts))
+	withPIDs := len(s.pidPrefix) > 0
+	if withPIDs {
+		s.pids = make([]uint64, 0, len(b.pts))
+	}
 	k := 0
 	for id := range s.streets {
 		s.streets[id].lo = uint32(len(s.points))
 		for k < len(b.pts) && b.pts[k].street == uint32(id) {
 			if n := len(s.points); n == int(s.streets[id].lo) || s.points[n-1] != b.pts[k].point {
 				s.points = append(s.points, b.pts[k].point)
+				if withPIDs {
+					s.pids = append(s.pids, b.pts[k].pid)
+				}
 			}
 			k++
 		}
 		s.streets[id].hi = uint32(len(s.points))
 	}
+	s.pidPrefixI = nil
 	b.pts = nil
 	sort.Slice(b.aliases, func(i, j int) bool {
 		x, y := &b.aliases[i], &b.aliases[j]
@@ -635,6 +724,7 @@ func (e *Engine) matchStreet(s *scratch, pm *premise, g uint32, pc uint16) stree
 			level = ^uint32(0)
 		}
 	}
+	found := -1
 	for k := lo; k < hi; k++ {
 		p := &pts[k]
 		if flat != 0 && p.flat != flat {
@@ -646,8 +736,16 @@ func (e *Engine) matchStreet(s *scratch, pm *premise, g uint32, pc uint16) stree
 		if level != 0 && flat == 0 && p.level != level {
 			continue
 		}
-		m.base = int32(sr.lo) + int32(k)
-		return st.checkPostcode(m, *p, pc)
+		if found < 0 || p.level == level {
+			found = k // the record with the very level written wins
+		}
+		if p.level == level {
+			break
+		}
+	}
+	if found >= 0 {
+		m.base = int32(sr.lo) + int32(found)
+		return st.checkPostcode(m, pts[found], pc)
 	}
 	m.outcome = unitNotFound
 	return m

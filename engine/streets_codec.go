@@ -4,12 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/lodge-mail/lodge/data"
 )
 
-// The binary form of Streets (MarshalBinary), version 2: the magic
-// "LSTR2\n", six counts (groups, entries, streets, points, interned
+// The binary form of Streets (MarshalBinary), version 3: the magic
+// "LSTR3\n", six counts (groups, entries, streets, points, interned
 // strings, links) as uvarints, then each table in order:
 //
 //	group:  key (uvarint length + bytes), complete (1 byte), first entry (uvarint)
@@ -19,13 +21,18 @@ import (
 //	string: bytes (strs[0], always "", is not written)
 //	link:   group, locality key, state (1 byte), postcode (uvarint)
 //
-// Version 1 ("LSTR1\n", written before building names were kept) is the
-// same without a point's building; it is still read.
+// then the address points' identifiers: the count of PID prefixes
+// (uvarint), each prefix (a string), and when there is any, one uvarint
+// per point (0 for none; see packPID).
+//
+// Version 2 ("LSTR2\n") is the same without the identifiers, version 1
+// ("LSTR1\n") also without a point's building; both are still read.
 //
 // A reader checks every count and index against the tables, so a corrupt
 // blob gives an error, never a panic or a table out of range.
 const (
-	streetsMagic   = "LSTR2\n"
+	streetsMagic   = "LSTR3\n"
+	streetsMagicV2 = "LSTR2\n"
 	streetsMagicV1 = "LSTR1\n"
 )
 
@@ -77,6 +84,19 @@ func (s *Streets) MarshalBinary() ([]byte, error) {
 		b = append(b, byte(l.state))
 		b = binary.AppendUvarint(b, uint64(l.postcode))
 	}
+	b = binary.AppendUvarint(b, uint64(len(s.pidPrefix)))
+	for _, v := range s.pidPrefix {
+		str(v)
+	}
+	if len(s.pidPrefix) > 0 {
+		for i := range s.points {
+			var v uint64
+			if i < len(s.pids) {
+				v = s.pids[i]
+			}
+			b = binary.AppendUvarint(b, v)
+		}
+	}
 	return b, nil
 }
 
@@ -125,8 +145,12 @@ func (d *decoder) str() string {
 
 // UnmarshalStreets decodes the binary form MarshalBinary wrote.
 func UnmarshalStreets(b []byte) (*Streets, error) {
-	v1 := len(b) >= len(streetsMagicV1) && string(b[:len(streetsMagicV1)]) == streetsMagicV1
-	if !v1 && (len(b) < len(streetsMagic) || string(b[:len(streetsMagic)]) != streetsMagic) {
+	head := ""
+	if len(b) >= len(streetsMagic) {
+		head = string(b[:len(streetsMagic)])
+	}
+	v1, v2 := head == streetsMagicV1, head == streetsMagicV2
+	if !v1 && !v2 && head != streetsMagic {
 		return nil, fmt.Errorf("streets: not a street table (or a newer format)")
 	}
 	d := &decoder{b: b[len(streetsMagic):]}
@@ -201,6 +225,27 @@ func UnmarshalStreets(b []byte) (*Streets, error) {
 		l.postcode = uint16(d.uv(9999))
 		if d.err == nil && int(l.state) >= len(data.States) {
 			return nil, errStreetsCorrupt
+		}
+	}
+	if !v1 && !v2 {
+		nPrefix := d.uv(255)
+		if d.err == nil && nPrefix > 0 {
+			s.pidPrefix = make([]string, nPrefix)
+			for i := range s.pidPrefix {
+				s.pidPrefix[i] = d.str()
+				letters, digits, ok := strings.Cut(s.pidPrefix[i], "|")
+				if n, err := strconv.Atoi(digits); d.err == nil && (!ok || letters == "" || err != nil || n < 1 || n > 16) {
+					return nil, errStreetsCorrupt
+				}
+			}
+			s.pids = make([]uint64, nPoints)
+			for i := range s.pids {
+				v := d.uv(1<<64 - 1)
+				if d.err == nil && v>>56 > nPrefix {
+					return nil, errStreetsCorrupt
+				}
+				s.pids[i] = v
+			}
 		}
 	}
 	if d.err != nil {

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -67,7 +68,8 @@ func streetEngine(t testing.TB, rows []fixtureAddress) *engine.Engine {
 			t.Fatal(err)
 		}
 		if err := sb.Point(id, engine.PointSpec{NumberFirst: a["NUMBER_FIRST"] + a["NUMBER_FIRST_SUFFIX"], NumberLast: a["NUMBER_LAST"],
-			FlatNumber: a["FLAT_NUMBER"], LevelType: a["LEVEL_TYPE"], LevelNumber: a["LEVEL_NUMBER"], Lot: a["LOT_NUMBER"], Building: a["BUILDING_NAME"], Postcode: a["POSTCODE"]}); err != nil {
+			FlatNumber: a["FLAT_NUMBER"], LevelType: a["LEVEL_TYPE"], LevelNumber: a["LEVEL_NUMBER"], Lot: a["LOT_NUMBER"], Building: a["BUILDING_NAME"], Postcode: a["POSTCODE"],
+			PID: a["ADDRESS_DETAIL_PID"], Alias: a["ALIAS_PRINCIPAL"] == "A"}); err != nil {
 			t.Fatalf("%v: %v", a["ADDRESS"], err)
 		}
 		if a["STREET_NAME"] == "CAPTAIN COOK" {
@@ -121,6 +123,10 @@ func TestStreetFixtureRoundTrip(t *testing.T) {
 		r := e.Check(lines, true)
 		if r.Status != engine.StatusMatched || r.Detail.Granularity != engine.GranularityPremise {
 			t.Errorf("%q: %s %+v", lines, r.Status, r.Detail)
+		}
+		// a principal address is found as its own record
+		if a["ALIAS_PRINCIPAL"] == "P" && r.Detail.ReferenceID != a["ADDRESS_DETAIL_PID"] {
+			t.Errorf("%q: reference %q, want %s", lines, r.Detail.ReferenceID, a["ADDRESS_DETAIL_PID"])
 		}
 	}
 }
@@ -301,4 +307,45 @@ func BenchmarkStreetSuggestion(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		e.Check(lines, true)
 	}
+}
+
+// TestStreetsFormats: the table reads the form it writes (version 3, with
+// the points' PIDs) and version 2 (without them), which indexes built
+// before PIDs were kept hold.
+func TestStreetsFormats(t *testing.T) {
+	build := func(pid string) *engine.Streets {
+		sb := engine.NewStreetsBuilder()
+		g := sb.Group("test:ST KILDA|VIC", true)
+		if err := sb.Link(g, "ST KILDA", "VIC", "3182"); err != nil {
+			t.Fatal(err)
+		}
+		id, err := sb.Street(g, "CHARLES", "STREET", "", "VICL1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.Point(id, engine.PointSpec{NumberFirst: "72", PID: pid}); err != nil {
+			t.Fatal(err)
+		}
+		return sb.Build()
+	}
+	f := func(blob []byte, wantErr string) {
+		t.Helper()
+		_, err := engine.UnmarshalStreets(blob)
+		if (err == nil) != (wantErr == "") || (err != nil && !strings.Contains(err.Error(), wantErr)) {
+			t.Errorf("%q: %v, want %q", blob, err, wantErr)
+		}
+	}
+	plain, _ := build("").MarshalBinary()
+	withPID, _ := build("GAVIC000000072").MarshalBinary()
+	if !bytes.HasPrefix(plain, []byte("LSTR3\n")) || plain[len(plain)-1] != 0 {
+		t.Fatalf("version 3 without PIDs ends with a zero prefix count: %q", plain)
+	}
+	v2 := append([]byte("LSTR2\n"), plain[6:len(plain)-1]...)
+	f(plain, "")
+	f(withPID, "")
+	f(v2, "")
+	f(append(v2, 0), "bytes after the tables")
+	bad := bytes.Clone(withPID)
+	bad[len(bad)-1] ^= 0x7f // the point's PID names a prefix that is not there
+	f(bad, "corrupt")
 }

@@ -85,6 +85,9 @@ func TestGNAFRoundTrip(t *testing.T) {
 			fail("%q: %s %s %v", lines, res.Status, res.Detail.Granularity, res.Detail.Faults)
 			continue
 		}
+		if get(r, "ALIAS_PRINCIPAL") == "P" && res.Detail.ReferenceID != get(r, "ADDRESS_DETAIL_PID") {
+			fail("%q: reference %q, want its own %s", lines, res.Detail.ReferenceID, get(r, "ADDRESS_DETAIL_PID"))
+		}
 		// the building named instead of the number: matched, the number
 		// given back in the suggestion
 		if b := get(r, "BUILDING_NAME"); b != "" && get(r, "NUMBER_FIRST") != "" && get(r, "FLAT_NUMBER") == "" && get(r, "LEVEL_TYPE") == "" && get(r, "LEVEL_NUMBER") == "" {

@@ -242,6 +242,8 @@ func readGNAFRelease(ctx context.Context, ss StreetSource, b *engine.ReferenceBu
 			Lot:         a.LotNumberPrefix + a.LotNumber + a.LotNumberSuffix,
 			Building:    a.BuildingName,
 			Postcode:    a.Postcode,
+			PID:         a.PID,
+			Alias:       a.AliasPrincipal == 'A',
 		})
 		if err != nil {
 			// one unusable row is counted, not fatal: G-NAF has odd rows
@@ -338,7 +340,7 @@ func readPointList(ctx context.Context, ss StreetSource, b *engine.ReferenceBuil
 		}
 		if p.Number != "" {
 			first, last, _ := strings.Cut(p.Number, "-")
-			if err := sb.Point(id, engine.PointSpec{NumberFirst: first, NumberLast: last, FlatNumber: unitNumber(p.Unit), Building: p.Building, Postcode: p.Postcode}); err != nil {
+			if err := sb.Point(id, engine.PointSpec{NumberFirst: first, NumberLast: last, FlatNumber: unitNumber(p.Unit), Building: p.Building, Postcode: p.Postcode, PID: p.ID}); err != nil {
 				skip(p, err)
 			}
 		}
