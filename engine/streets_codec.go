@@ -22,8 +22,9 @@ import (
 //	link:   group, locality key, state (1 byte), postcode (uvarint)
 //
 // then the address points' identifiers: the count of PID prefixes
-// (uvarint), each prefix (a string), and when there is any, one uvarint
-// per point (0 for none; see packPID).
+// (uvarint), each prefix (a string), and when there is any, one varint
+// per point: its packed PID (0 for none; see packPID) less the point
+// before's.
 //
 // Version 2 ("LSTR2\n") is the same without the identifiers, version 1
 // ("LSTR1\n") also without a point's building; both are still read.
@@ -89,12 +90,16 @@ func (s *Streets) MarshalBinary() ([]byte, error) {
 		str(v)
 	}
 	if len(s.pidPrefix) > 0 {
+		// as differences from the point before: neighbours' PIDs are
+		// mostly close, so most take a byte or two instead of nine
+		var prev uint64
 		for i := range s.points {
 			var v uint64
 			if i < len(s.pids) {
 				v = s.pids[i]
 			}
-			b = binary.AppendUvarint(b, v)
+			b = binary.AppendVarint(b, int64(v-prev))
+			prev = v
 		}
 	}
 	return b, nil
@@ -113,6 +118,20 @@ func (d *decoder) uv(max uint64) uint64 {
 	}
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 || v > max {
+		d.err = errStreetsCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// vi reads a varint (a difference).
+func (d *decoder) vi() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
 		d.err = errStreetsCorrupt
 		return 0
 	}
@@ -239,8 +258,9 @@ func UnmarshalStreets(b []byte) (*Streets, error) {
 				}
 			}
 			s.pids = make([]uint64, nPoints)
+			var v uint64
 			for i := range s.pids {
-				v := d.uv(1<<64 - 1)
+				v += uint64(d.vi())
 				if d.err == nil && v>>56 > nPrefix {
 					return nil, errStreetsCorrupt
 				}
