@@ -126,6 +126,11 @@ func TestHotPathAllocations(t *testing.T) {
 	f(0, "Joe Blogs", "10 Jones St", "Melborne VIC 3000")
 	f(0, "10 Downing St", "London SW1A 2AA", "United Kingdom")
 	f(0, "Jo", "1 Queen St", "Blockhouse Bay", "Auckland 0600")
+	f(0, "Jo", "Acme Pty Ltd", "Acme House", "Level 2", "100 George St", "Sydney NSW 2000", "Australia")
+	f(0, "Jo", "Davis Station", "AAT 7151")
+	if n := testing.AllocsPerRun(200, func() { e.CheckString("Jo, Flat 2, 10 Main St, Sydney, NSW, 2000, Australia", false) }); n > 0 {
+		t.Errorf("CheckString with a seventh line Australia: %.1f allocations", n)
+	}
 	if n := testing.AllocsPerRun(200, func() { e.CheckString("Joe Blogs, 10 Jones St, Melbourne VIC 3000", false) }); n > 0 {
 		t.Errorf("CheckString: %.1f allocations", n)
 	}

@@ -78,7 +78,7 @@ func (e *Engine) detail(s *scratch, p *parse) *Detail {
 		switch {
 		case unitLine&(1<<c) != 0:
 		case isCareOf(line):
-			d.CareOf = line
+			d.CareOf = careOfDisplay(line)
 		default:
 			d.Recipients = append(d.Recipients, line)
 		}
@@ -166,6 +166,20 @@ func isCareOf(line string) bool {
 		}
 	}
 	return false
+}
+
+// careOfDisplay writes a care-of line as people read it: the normalised
+// form joins "C/-" to the name ("C/-ACME PTY LTD"), the echo has a space
+// after the marker ("C/- ACME PTY LTD", "C/O ACME").
+func careOfDisplay(line string) string {
+	for _, p := range []string{"C/-", "C/O"} {
+		if rest, ok := strings.CutPrefix(line, p); ok && rest != "" && rest[0] != ' ' {
+			if rest = strings.TrimLeft(rest, "-/"); rest != "" { // "C/O-ACME" from "c/o - Acme"
+				return p + " " + rest
+			}
+		}
+	}
+	return line
 }
 
 // readPostal reads "PO BOX 123" (and "RMB 45 SMITH RD") into d and pm.

@@ -20,6 +20,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -175,7 +176,7 @@ func (e *Engine) CheckString(addr string, detail bool) Result {
 func (e *Engine) Check(lines []string, detail bool) Result {
 	s := getScratch()
 	defer putScratch(s)
-	n, r, ok := s.load(lines)
+	n, r, ok := s.load(lines, e.ref.australia)
 	if !ok {
 		if detail {
 			r.Detail = &Detail{Faults: []string{faultOf(r)}}
@@ -210,8 +211,10 @@ func faultOf(r Result) string {
 
 // load trims and counts the components and normalises them into s.buf,
 // each followed by '\n'. It reports an invalid verdict when the count, a
-// length, the encoding or a control character is wrong.
-func (s *scratch) load(lines []string) (int, Result, bool) {
+// length, the encoding or a control character is wrong. A last line naming
+// Australia (a key of australia) past the sixth does not count: judge
+// drops it anyway, so six lines and "AUSTRALIA" are six lines.
+func (s *scratch) load(lines []string, australia map[string]bool) (int, Result, bool) {
 	s.buf = s.buf[:0]
 	n := 0
 	for _, l := range lines {
@@ -240,10 +243,32 @@ func (s *scratch) load(lines []string) (int, Result, bool) {
 		s.comps[n-1] = span{uint16(start), uint16(len(s.buf))}
 		s.buf = append(s.buf, '\n')
 	}
+	if n > MaxComponents && s.lastIsAustralia(lines, australia) {
+		n-- // the first six lines are loaded; the country line is not
+	}
 	if n < MinComponents || n > MaxComponents {
 		return 0, invalid(fmt.Sprintf("an address needs %d to %d lines, this one has %d", MinComponents, MaxComponents, n)), false
 	}
 	return n, Result{}, true
+}
+
+// lastIsAustralia reports whether the last non-blank line names
+// Australia. It normalises into s.akey and s.key, allocating nothing once
+// the pooled buffers have grown.
+func (s *scratch) lastIsAustralia(lines []string, australia map[string]bool) bool {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) == "" {
+			continue
+		}
+		var issue normIssue
+		s.akey, issue = normalise(s.akey[:0], lines[i])
+		if issue != normOK {
+			return false
+		}
+		s.key = canonicalLocalityBytes(s.key[:0], s.akey)
+		return australia[string(s.key)]
+	}
+	return false
 }
 
 func invalid(msg string) Result {
@@ -270,9 +295,12 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		q := parse{n: n - 1}
 		s.parseTail(&q)
 		s.clearTail()
-		_, terr := ref.territory[string(s.key)]
+		ti, terr := ref.territory[string(s.key)]
 		domestic := q.stateTok >= 0 && q.pcTok >= 0 && q.pcOK && ref.stateCodes[q.postcode]&(1<<q.state) != 0 &&
 			(terr || ref.hasAnyState(s.key, q.postcode))
+		// "CASEY STATION" / "7151" / "ANTARCTICA": a territory after
+		// its own postcode is domestic without a state too
+		domestic = domestic || (terr && q.stateTok < 0 && q.pcTok >= 0 && q.pcOK && territoryHas(ti, q.postcode))
 		if !domestic {
 			return e.international(ref.countries[ci].Alpha3, s, detail)
 		}
@@ -287,6 +315,7 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		}
 	}
 	s.parseTail(p)
+	e.territoryState(s, p)
 
 	if p.stateTok < 0 && p.pcTok >= 0 && p.pcOK {
 		if e.isNewZealand(s, p) {
@@ -322,6 +351,88 @@ func (e *Engine) resolveTerritory(s *scratch, p *parse) {
 	if _, ok := e.ref.find(s.key, p.state, p.postcode); ok {
 		p.territory, p.locWhole, p.tailStart = int(s.toks[p.locTok[0]].comp), c, c
 		p.locTok = [2]int{int(s.ctok[c][0]), int(s.ctok[c][1]) - 1}
+	}
+}
+
+// antarcticPostcode is the postcode of the Antarctic and sub-Antarctic
+// bases (Australian Antarctic Territory, Heard Island, Macquarie Island).
+// They have no streets: the base is the delivery point.
+const antarcticPostcode = 7151
+
+// stateOT is G-NAF's Other Territories, the state an external territory
+// written in the state's place reads as.
+var stateOT = stateByAbbr("OT")
+
+// territoryHas reports whether external territory ti takes postcode pc.
+func territoryHas(ti int, pc uint16) bool {
+	for _, t := range data.ExternalTerritories[ti].Postcodes {
+		if t == pc {
+			return true
+		}
+	}
+	return false
+}
+
+// territoryState reads an external territory written where the state
+// belongs, before or after its own postcode ("DAVIS STATION" / "AAT 7151",
+// "CASEY STATION ANTARCTICA 7151", "HOME ISLAND" / "COCOS ISLANDS 6799"),
+// as the Other Territories state: the words before it, or else the line
+// above, are the locality. A territory that is itself a locality with
+// that postcode ("CHRISTMAS ISLAND 6798") is the locality, and the address
+// still has no state.
+func (e *Engine) territoryState(s *scratch, p *parse) {
+	if p.stateTok >= 0 || p.pcTok < 0 || !p.pcOK || p.locTok[0] < 0 || stateOT == NoState {
+		return
+	}
+	if e.ref.hasAnyState(s.localityKey(p), p.postcode) {
+		return
+	}
+	lo, hi := p.locTok[0], p.locTok[1]
+	c := s.toks[hi].comp
+	for i := lo; i <= hi; i++ { // the longest name ending the locality words, on their last line
+		if s.toks[i].comp != c || s.toks[i].tail {
+			continue
+		}
+		s.key = s.key[:0]
+		for k := i; k <= hi; k++ {
+			if s.toks[k].tail {
+				continue
+			}
+			if len(s.key) > 0 {
+				s.key = append(s.key, ' ')
+			}
+			s.key = canonicalLocalityBytes(s.key, s.word(k))
+		}
+		ti, ok := e.ref.territory[string(s.key)]
+		if !ok || !territoryHas(ti, p.postcode) {
+			continue
+		}
+		// the locality: the words left before the territory, else the
+		// line above the tail when it reads as a name
+		first, last := -1, -1
+		for k := int(s.ctok[p.tailStart][0]); k < i; k++ {
+			if !s.toks[k].tail {
+				if first < 0 {
+					first = k
+				}
+				last = k
+			}
+		}
+		locWhole, tailStart := -1, p.tailStart
+		if first < 0 {
+			above := p.tailStart - 1
+			if above < 0 || !s.nameLine(int(s.ctok[above][0]), int(s.ctok[above][1])) {
+				return
+			}
+			locWhole, tailStart = above, above
+			first, last = int(s.ctok[above][0]), int(s.ctok[above][1])-1
+		}
+		for k := i; k <= hi; k++ {
+			s.toks[k].tail = true
+		}
+		p.state, p.stateTok = stateOT, i
+		p.locTok, p.locWhole, p.tailStart = [2]int{first, last}, locWhole, tailStart
+		return
 	}
 }
 
@@ -434,7 +545,8 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 	if p.locTok[0] < 0 || len(s.localityKey(p)) == 0 {
 		return "no locality (suburb or town) before the state and postcode", FaultNoLocality
 	}
-	if !e.findDelivery(s, p) {
+	if !e.findDelivery(s, p) && p.postcode != antarcticPostcode {
+		// an Antarctic base needs no street line: it has none
 		return "no street or postal delivery line above the locality", FaultNoDeliveryLine
 	}
 	return "", ""
@@ -526,10 +638,12 @@ func (r *Reference) has(key []byte, st State, pc uint16) bool {
 // find returns the id of the locality key in state st with postcode pc.
 // The Jervis Bay Territory code accepts the pairing under any state.
 func (r *Reference) find(key []byte, st State, pc uint16) (uint32, bool) {
-	jbt := st.String() == "JBT"
+	// Jervis Bay Territory accepts the pairing under any state, and so do
+	// Other Territories for the Antarctic bases (filed under TAS)
+	anyState := st.String() == "JBT" || (st == stateOT && pc == antarcticPostcode)
 	for _, id := range r.byKey[string(key)] {
 		l := &r.localities[id]
-		if l.Postcode == pc && (l.State == st || jbt) {
+		if l.Postcode == pc && (l.State == st || anyState) {
 			return id, true
 		}
 	}
@@ -639,6 +753,17 @@ func (e *Engine) matchLocality(s *scratch, p *parse, detail bool) Result {
 		if id, ok = e.findExpanded(s, key, p.state, p.postcode); ok {
 			s.key = append(s.key[:0], s.akey...)
 			key = s.key
+		}
+	}
+	if !ok && p.postcode == antarcticPostcode {
+		// "DAVIS STATION", "CASEY STN": the reference names the base alone
+		for _, w := range []string{" STATION", " STN"} {
+			if base, cut := bytes.CutSuffix(key, []byte(w)); cut {
+				if id, ok = ref.find(base, p.state, p.postcode); ok {
+					key = base
+					break
+				}
+			}
 		}
 	}
 	if ok {

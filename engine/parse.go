@@ -38,7 +38,7 @@ type scratch struct {
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{buf: make([]byte, 0, 512), toks: make([]token, 0, 64), key: make([]byte, 0, 64), skey: make([]byte, 0, 64)}
+	return &scratch{buf: make([]byte, 0, 512), toks: make([]token, 0, 64), key: make([]byte, 0, 64), skey: make([]byte, 0, 64), akey: make([]byte, 0, 64)}
 }}
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
