@@ -358,7 +358,7 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsTLS() && !s.viaTrustedProxy(ctx) {
 		s.refusals.Inc()
 		rpcHTTPError(ctx, fasthttp.StatusForbidden, rpc.CodeInvalidRequest,
-			"addr_check must use HTTPS: this is the plain listener; connect to the HTTPS port "+portOf(s.ln.Addr())+" instead")
+			"JSON-RPC must use HTTPS: this is the plain listener; connect to the HTTPS port "+portOf(s.ln.Addr())+" instead")
 		return
 	}
 	if !ctx.IsPost() {

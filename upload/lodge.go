@@ -421,8 +421,14 @@ func (l *Lodger) RunOnce() (int, error) {
 // lodge processes one mailing: letters whose address is invalid are held
 // with the reason, all letters of a mailing on customer hold are held,
 // the others are lodged. The results and the job's removal commit
-// together, so a crash repeats the job at most.
+// together, so a crash repeats the job at most. The mailing's letters are
+// read and committed under the session's lock, which cancel_letters takes
+// too: a letter cancelled before the read is not Received and is left
+// alone, and no cancellation lands between the read and the commit.
 func (l *Lodger) lodge(jobKey, epid string) error {
+	mu := l.store.lock(epid)
+	mu.Lock()
+	defer mu.Unlock()
 	p, err := l.store.Pack(epid)
 	if err != nil {
 		return err

@@ -651,9 +651,10 @@ func TestRPCDocs(t *testing.T) {
 		}
 	}
 	f("get_letter_status", GetLetterStatusDoc)
+	f("cancel_letters", CancelLettersDoc)
 	f("recent_uploads", RecentUploadsDoc)
 	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`), rpc.Principal{})
-	if !json.Valid(out) || !strings.Contains(string(out), `"name":"recent_uploads"`) {
+	if !json.Valid(out) || !strings.Contains(string(out), `"name":"recent_uploads"`) || !strings.Contains(string(out), `"name":"cancel_letters"`) {
 		t.Errorf("rpc.discover: %s", out)
 	}
 }

@@ -62,12 +62,17 @@ type Pack struct {
 	Settings []byte    `json:"settings,omitempty"` // the mailing attributes as parsed, JSON
 }
 
-// Letter statuses, as get_letter_status reports them.
+// Letter statuses, as get_letter_status reports them. A letter is
+// Received when its mailing is committed; the lodgement worker makes it
+// Lodged or Held; cancel_letters makes a Received or Held letter
+// Cancelled. LetterUnknown is never stored: it is what get_letter_status
+// and cancel_letters report for a reference that matches no letter.
 const (
 	LetterReceived  = "Received"
 	LetterHeld      = "Held"
 	LetterLodged    = "Lodged"
 	LetterCancelled = "Cancelled"
+	LetterUnknown   = "Unknown"
 )
 
 // Letter is one letter of a mailing.
@@ -87,6 +92,7 @@ type Letter struct {
 	Documents  []DocPart `json:"documents,omitempty"`
 	Received   time.Time `json:"received_ts"`
 	Lodged     time.Time `json:"lodged_ts,omitempty"`
+	Cancelled  time.Time `json:"cancelled_ts,omitempty"` // when cancel_letters cancelled it
 }
 
 // Verdict is the address check of a letter's postal address.

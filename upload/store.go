@@ -153,10 +153,37 @@ func (quietLogger) Fatalf(format string, args ...interface{}) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-func (s *Store) lock(epid string) *sync.Mutex {
+func (s *Store) lock(epid string) *sync.Mutex { return &s.locks[lockIndex(epid, len(s.locks))] }
+
+func lockIndex(epid string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(epid))
-	return &s.locks[h.Sum32()%uint32(len(s.locks))]
+	return int(h.Sum32() % uint32(n))
+}
+
+// lockAll takes the locks of several sessions and returns the function
+// that releases them. The locks are taken in index order, each once (two
+// sessions may share one): every other holder takes a single session's
+// lock, so two callers of lockAll cannot deadlock with each other or with
+// them.
+func (s *Store) lockAll(epids []string) (unlock func()) {
+	idx := make([]int, 0, len(epids))
+	seen := map[int]bool{}
+	for _, epid := range epids {
+		if i := lockIndex(epid, len(s.locks)); !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		s.locks[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			s.locks[idx[j]].Unlock()
+		}
+	}
 }
 
 // recover removes temporary files and unreferenced blobs.
@@ -502,18 +529,107 @@ func (s *Store) Pack(epid string) (Pack, error) {
 // LettersByRef returns an account's letters with a customer reference,
 // oldest mailing first.
 func (s *Store) LettersByRef(account, ref string) ([]Letter, error) {
+	keys, err := s.refLetters(account, ref)
+	if err != nil {
+		return nil, err
+	}
 	var out []Letter
-	err := s.scan(refPrefix+account+"/"+refKey(ref)+"/", func(k, v []byte) error {
-		rest := string(k[len(refPrefix+account+"/"+refKey(ref)+"/"):])
-		epid, idx, _ := strings.Cut(rest, "/")
+	for _, k := range keys {
 		var l Letter
-		if err := s.get(letterPrefix+epid+"/"+idx, &l); err != nil {
-			return err
+		if err := s.get(k.key(), &l); err != nil {
+			return nil, err
 		}
 		out = append(out, l)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Received.Before(out[j].Received) })
+	return out, nil
+}
+
+// letterKey names a letter: its mailing and its index as the key has it
+// (%06d).
+type letterKey struct{ epid, idx string }
+
+func (k letterKey) key() string { return letterPrefix + k.epid + "/" + k.idx }
+
+// refLetters returns the keys of an account's letters with a customer
+// reference in key order: by mailing (EPID, which is random, not a time),
+// then by index.
+func (s *Store) refLetters(account, ref string) ([]letterKey, error) {
+	var out []letterKey
+	pfx := refPrefix + account + "/" + refKey(ref) + "/"
+	err := s.scan(pfx, func(k, v []byte) error {
+		epid, idx, _ := strings.Cut(string(k[len(pfx):]), "/")
+		out = append(out, letterKey{epid, idx})
 		return nil
 	})
 	return out, err
+}
+
+// CancelOutcome is one letter as CancelRefs leaves it.
+type CancelOutcome struct {
+	Letter Letter
+	// Cancelled is true when this call cancelled the letter.
+	Cancelled bool
+}
+
+// CancelRefs cancels every letter of account with one of refs whose
+// status is Received or Held: it becomes Cancelled (the time in
+// Letter.Cancelled, the hold reason cleared). Letters already Lodged or
+// Cancelled are left as they are. The changes commit in one synced batch,
+// under the locks of the letters' sessions, which the lodgement worker
+// also takes: a letter is either cancelled before the worker reads it (and
+// the worker leaves it) or lodged before the cancellation reads it (and
+// stays Lodged). The result has, for each ref in order, its letters as
+// they are after the call, oldest mailing first (none for a ref that
+// matches no letter); a ref given twice lists the same outcomes twice.
+func (s *Store) CancelRefs(account string, refs []string) ([][]CancelOutcome, error) {
+	keys := make([][]letterKey, len(refs))
+	var epids []string
+	for i, ref := range refs {
+		ks, err := s.refLetters(account, ref)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = ks
+		for _, k := range ks {
+			epids = append(epids, k.epid)
+		}
+	}
+	unlock := s.lockAll(epids)
+	defer unlock()
+	now := s.opt.Now().UTC()
+	seen := map[letterKey]CancelOutcome{}
+	var changed []Letter
+	out := make([][]CancelOutcome, len(refs))
+	for i, ks := range keys {
+		for _, k := range ks {
+			o, ok := seen[k]
+			if !ok {
+				if err := s.get(k.key(), &o.Letter); err != nil {
+					return nil, err
+				}
+				if l := &o.Letter; l.Account == account && (l.Status == LetterReceived || l.Status == LetterHeld) {
+					l.Status, l.HoldReason, l.Cancelled = LetterCancelled, "", now
+					o.Cancelled = true
+					changed = append(changed, *l)
+				}
+				seen[k] = o
+			}
+			out[i] = append(out[i], o)
+		}
+		sort.SliceStable(out[i], func(a, b int) bool { return out[i][a].Letter.Received.Before(out[i][b].Letter.Received) })
+	}
+	if len(changed) > 0 {
+		if err := s.Update(func(t *Tx) error {
+			for _, l := range changed {
+				t.PutLetter(l)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Jobs returns the queued lodgement jobs in order: key and mailing.

@@ -110,6 +110,7 @@ func runServe(ctx context.Context, args []string) error {
 		Upload: uploadHandler,
 		Methods: map[string]rpc.Documented{
 			"get_letter_status": {Handle: uploads.GetLetterStatus, Doc: upload.GetLetterStatusDoc},
+			"cancel_letters":    {Handle: uploads.CancelLetters, Doc: upload.CancelLettersDoc},
 			"recent_uploads":    {Handle: uploads.RecentUploads, Doc: upload.RecentUploadsDoc},
 		},
 		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
