@@ -197,8 +197,11 @@ func TestUploadShapes(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(got), &st); err != nil || code != 200 || len(st.Result.Letters) != 2 {
+	if err := json.Unmarshal([]byte(got), &st); err != nil || code != 200 || len(st.Result.Letters) != 3 {
 		t.Fatalf("get_letter_status: %d %s", code, got)
+	}
+	if l := st.Result.Letters[2]; l.Ref != "nosuchref" || l.Status != "Unknown" || l.EPID != "" || l.Transport != nil {
+		t.Errorf("unknown ref: %+v, want only ref nosuchref and status Unknown", l)
 	}
 	for i, want := range []struct{ ref, transport string }{{"INV-2024-0001", "POST"}, {"INV-2024-0002", "EMAIL"}} {
 		l := st.Result.Letters[i]
