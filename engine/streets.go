@@ -109,12 +109,18 @@ type StreetsBuilder struct {
 	scratch []byte
 }
 
+// builderPoint is a point as the builder collects it: 40 bytes, for it
+// holds every address of a release at once. pid's top bit marks an alias
+// address (see aliasBit).
 type builderPoint struct {
 	street uint32
 	point
-	pid   uint64
-	alias bool
+	pid uint64
 }
+
+// aliasBit marks a builderPoint's pid as an alias address's; packed PIDs
+// leave it free (at most 127 prefixes).
+const aliasBit = 1 << 63
 
 type streetEntryG struct {
 	group uint32
@@ -331,13 +337,17 @@ func (b *StreetsBuilder) Point(id uint32, ps PointSpec) error {
 		}
 		pt.postcode = pc
 	}
-	b.pts = append(b.pts, builderPoint{street: id, point: pt, pid: b.packPID(ps.PID), alias: ps.Alias})
+	pid := b.packPID(ps.PID)
+	if ps.Alias {
+		pid |= aliasBit
+	}
+	b.pts = append(b.pts, builderPoint{street: id, point: pt, pid: pid})
 	return nil
 }
 
 // packPID packs an identifier of letters and up to 16 digits ("GANSW" and
 // "717138653") as the index of its letters and digit count among the
-// builder's prefixes (at most 255) and its number; 0 when it has another
+// builder's prefixes (at most 127) and its number; 0 when it has another
 // form or the prefixes are used up.
 func (b *StreetsBuilder) packPID(pid string) uint64 {
 	i := 0
@@ -365,7 +375,7 @@ func (b *StreetsBuilder) packPID(pid string) uint64 {
 	}
 	idx, ok := s.pidPrefixI[key]
 	if !ok {
-		if len(s.pidPrefix) >= 255 {
+		if len(s.pidPrefix) >= 127 {
 			return 0
 		}
 		s.pidPrefix = append(s.pidPrefix, key)
@@ -465,10 +475,8 @@ func (b *StreetsBuilder) Build() *Streets {
 		if x.point != y.point {
 			return x.point.less(&y.point)
 		}
-		// the same point twice: the principal address's PID first
-		if x.alias != y.alias {
-			return !x.alias
-		}
+		// the same point twice: the principal address's PID first (the
+		// alias bit sorts aliases last)
 		return x.pid < y.pid
 	})
 	s.points = make([]point, 0, len(b.pts))
@@ -483,7 +491,7 @@ func (b *StreetsBuilder) Build() *Streets {
 			if n := len(s.points); n == int(s.streets[id].lo) || s.points[n-1] != b.pts[k].point {
 				s.points = append(s.points, b.pts[k].point)
 				if withPIDs {
-					s.pids = append(s.pids, b.pts[k].pid)
+					s.pids = append(s.pids, b.pts[k].pid&^aliasBit)
 				}
 			}
 			k++
