@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/jsondepth"
 )
 
 type jsonlSource struct {
@@ -393,29 +394,8 @@ func kind(v []byte) string {
 // checkDepth refuses JSON nested deeper than maxDepth before a recursive
 // parser sees it.
 func checkDepth(b []byte) string {
-	depth := 0
-	inStr := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '{', '[':
-			if depth++; depth > maxDepth {
-				return fmt.Sprintf("JSON nested deeper than %d levels", maxDepth)
-			}
-		case '}', ']':
-			depth--
-		}
+	if jsondepth.Exceeds(b, maxDepth) >= 0 {
+		return fmt.Sprintf("JSON nested deeper than %d levels", maxDepth)
 	}
 	return ""
 }

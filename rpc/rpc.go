@@ -18,6 +18,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/jsondepth"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -385,30 +386,8 @@ func checkDepth(b []byte, max int) string {
 	if len(b) == 0 {
 		return "parse error: empty body"
 	}
-	depth := 0
-	inStr := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-			if depth > max {
-				return fmt.Sprintf("parse error: JSON nested deeper than %d levels", max)
-			}
-		case ']', '}':
-			depth--
-		}
+	if jsondepth.Exceeds(b, max) >= 0 {
+		return fmt.Sprintf("parse error: JSON nested deeper than %d levels", max)
 	}
 	return ""
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/internal/jsondepth"
 )
 
 func (st *state) parseJSON(data []byte) *Pack {
@@ -23,7 +25,7 @@ func (st *state) parseJSON(data []byte) *Pack {
 		st.fatal("empty metadata file")
 		return nil
 	}
-	if off := tooDeep(data, st.lim.MaxDepth); off >= 0 {
+	if off := jsondepth.Exceeds(data, st.lim.MaxDepth); off >= 0 {
 		st.fatal(fmt.Sprintf("nested deeper than %d levels at %s", st.lim.MaxDepth, where(data, off)))
 		return nil
 	}
@@ -83,37 +85,6 @@ func invalidUTF8(b []byte) int {
 			return i
 		}
 		i += n
-	}
-	return -1
-}
-
-// tooDeep returns the offset of the first bracket nested deeper than max,
-// or -1. It does not recurse, whatever the input.
-func tooDeep(b []byte, max int) int {
-	depth := 0
-	inStr := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-			if depth > max {
-				return i
-			}
-		case ']', '}':
-			depth--
-		}
 	}
 	return -1
 }
