@@ -19,6 +19,7 @@ import (
 
 	"github.com/lodge-mail/lodge/data"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/durable"
 	"github.com/lodge-mail/lodge/progress"
 )
 
@@ -94,7 +95,7 @@ func Build(ctx context.Context, src Sources, dataDir string, o BuildOptions) (Bu
 	if err := os.Rename(tmp, final); err != nil {
 		return BuildResult{}, err
 	}
-	if err := syncDir(dataDir); err != nil {
+	if err := durable.SyncDir(dataDir); err != nil {
 		return BuildResult{}, err
 	}
 	if err := swapCurrent(dataDir, filepath.Base(final)); err != nil {
@@ -152,7 +153,7 @@ func swapCurrent(dataDir, dir string) error {
 	if err := os.Rename(tmp, filepath.Join(dataDir, "current")); err != nil {
 		return err
 	}
-	return syncDir(dataDir)
+	return durable.SyncDir(dataDir)
 }
 
 // syncTree fsyncs every file and directory under root.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lodge-mail/lodge/data"
+	"github.com/lodge-mail/lodge/internal/durable"
 )
 
 // Source kinds an index is built from.
@@ -284,14 +285,5 @@ func download(ctx context.Context, o ResolveOptions, url, dst, cc string) error 
 	if o.Log != nil {
 		o.Log.Info("downloaded and verified", "file", dst, "rows", rows)
 	}
-	return syncDir(filepath.Dir(dst))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.SyncDir(filepath.Dir(dst))
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/lodge-mail/lodge/internal/durable"
 )
 
 // Street source kinds.
@@ -95,27 +97,7 @@ func SaveStreetSources(dataDir string, srcs []StreetSource) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(dataDir, streetSourcesFile)
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return err
-	}
-	return syncDir(dataDir)
+	return durable.WriteFile(filepath.Join(dataDir, streetSourcesFile), append(b, '\n'), 0o644)
 }
 
 // AddStreetSource returns srcs with ss added: a G-NAF release replaces an

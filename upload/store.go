@@ -19,6 +19,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/internal/durable"
 )
 
 // Errors of the store; test with errors.Is.
@@ -466,7 +468,7 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 		return File{}, err
 	}
 	tmp = nil
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return File{}, err
 	}
 	var prev File
@@ -494,15 +496,6 @@ func randomName() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // LettersOf returns the letters of a mailing in order.

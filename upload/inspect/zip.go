@@ -12,10 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lodge-mail/lodge/internal/durable"
 )
 
 // Entry is one file in an archive, as OpenZip validated it.
@@ -591,7 +592,7 @@ func (a *Archive) ExtractTo(dir string) (_ []Extracted, err error) {
 		}
 		out = append(out, Extracted{Entry: e.Entry, Path: target})
 	}
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -624,18 +625,6 @@ func (a *Archive) extractFile(e *zentry, dir, target string) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), target)
-}
-
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be synced there; the files are
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // open returns a reader of an entry's content that enforces its declared
