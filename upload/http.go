@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/valyala/fasthttp"
 )
@@ -132,6 +133,9 @@ func reply(ctx *fasthttp.RequestCtx, f Format, status int, body []byte) {
 }
 
 func fail(ctx *fasthttp.RequestCtx, f Format, status int, format string, args ...any) {
+	if status == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", "300")
+	}
 	reply(ctx, f, status, encodeError(f, status, fmt.Sprintf(format, args...)))
 }
 
@@ -249,7 +253,7 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	}
 	file, status, msg := h.receive(ss, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
 	if status != 0 {
-		if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusForbidden {
+		if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusForbidden || status == fasthttp.StatusServiceUnavailable {
 			ctx.SetConnectionClose() // the rest of the body is not read
 		}
 		fail(ctx, f, status, "%s", msg)
@@ -303,6 +307,9 @@ func (h *Handler) receive(ss Session, name, ext string, declared int, body io.Re
 		return file, fasthttp.StatusForbidden, rejected.Error()
 	case errors.Is(err, ErrTooLarge):
 		return file, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)
+	case errors.Is(err, ErrNoSpace), errors.Is(err, syscall.ENOSPC):
+		h.log.Warn("upload refused: disk short of space", "session", ss.EPID, "file", name)
+		return file, fasthttp.StatusServiceUnavailable, "the server is short of disk space: retry later"
 	case errors.Is(err, ErrSessionClosed):
 		return file, fasthttp.StatusConflict, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)
 	case errors.Is(err, io.ErrUnexpectedEOF):

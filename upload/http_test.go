@@ -95,9 +95,10 @@ func (l *tcpListener) Dial() (net.Conn, error) { return net.Dial("tcp", l.Addr()
 
 // answer is an answer as the client saw it.
 type answer struct {
-	status int
-	ctype  string
-	body   string
+	status     int
+	ctype      string
+	body       string
+	retryAfter string
 }
 
 // do sends one request on a new connection as account and returns the
@@ -148,7 +149,7 @@ func (w *web) do(method, path, account string, body any, header ...string) answe
 	}
 	conn.Close()
 	<-wrote
-	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
+	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b), resp.Header.Get("Retry-After")}
 }
 
 // idle waits until the server has accepted more than n connections in
@@ -659,6 +660,35 @@ func testCutOff(t *testing.T, w *web, what string, rest func(body []byte) string
 	files, _ := w.s.Files(epid)
 	if len(files) != 1 || files[0].SHA1 != sha1Hex(first) || files[0].Chunks != 1 {
 		t.Errorf("%s: after the cut-off upload: %+v", what, files)
+	}
+	checkBlobs(t, w.s, epid)
+}
+
+// TestPutNoSpace: an upload that would leave the disk with less than
+// MinFreeBytes free is refused with 503 and Retry-After before any of it is
+// stored, declared or chunked, single or multipart; the file it would have
+// replaced is kept.
+func TestPutNoSpace(t *testing.T) {
+	w := newWeb(t)
+	epid := w.newSession()
+	first := pdfPages(1)
+	if a := w.putFile(epid, "a.pdf", first); a.status != 201 {
+		t.Fatalf("PUT: %+v", a)
+	}
+	w.s.opt.MinFreeBytes = 1 << 62 // more than any disk has
+	f := func(a answer) {
+		t.Helper()
+		if a.status != 503 || a.retryAfter == "" || !strings.Contains(a.body, "short of disk space") {
+			t.Errorf("%d %q Retry-After %q", a.status, a.body, a.retryAfter)
+		}
+	}
+	f(w.do("PUT", "/direct_upload/"+epid+"/a.pdf", "ABC12345", pdfPages(2)))
+	f(w.do("PUT", "/direct_upload/"+epid+"/b.pdf", "ABC12345", bytes.NewReader(pdfPages(2))))
+	body, ctype := multipartBody(t, "c.pdf", pdfPages(1))
+	f(w.do("POST", "/publicinterface/mpf_upload?account=ABC12345", "ABC12345", body, "Content-Type", ctype))
+	files, _ := w.s.Files(epid)
+	if len(files) != 1 || files[0].SHA1 != sha1Hex(first) {
+		t.Errorf("files after the refusals: %+v", files)
 	}
 	checkBlobs(t, w.s, epid)
 }

@@ -28,7 +28,10 @@ var (
 	ErrNoSession     = errors.New("no such session")
 	ErrSessionClosed = errors.New("session is not open")
 	ErrTooLarge      = errors.New("upload larger than the limit")
-	ErrNotFound      = errors.New("not found")
+	// ErrNoSpace: the disk has too little room left to take the upload
+	// (Options.MinFreeBytes), or ran out while writing it.
+	ErrNoSpace  = errors.New("the server is short of disk space")
+	ErrNotFound = errors.New("not found")
 )
 
 const (
@@ -98,7 +101,12 @@ type Options struct {
 	MaxFileBytes int64
 	// SessionTTL is how long a session stays open (default 24 h).
 	SessionTTL time.Duration
-	Now        func() time.Time
+	// MinFreeBytes is the room an upload must leave free on the store's
+	// disk (default 1 GiB): an upload that would leave less is refused
+	// (HTTP 503, retry later) before any of it is written, so that a full
+	// disk refuses new files cleanly instead of failing half-way.
+	MinFreeBytes int64
+	Now          func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -107,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = 24 * time.Hour
+	}
+	if o.MinFreeBytes <= 0 {
+		o.MinFreeBytes = 1 << 30
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -416,6 +427,9 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 	}
 	if declared > s.opt.MaxFileBytes {
 		return File{}, ErrTooLarge
+	}
+	if free, ok := diskFree(s.dir); ok && free < uint64(max(declared, 0))+uint64(s.opt.MinFreeBytes) {
+		return File{}, ErrNoSpace
 	}
 	head := make([]byte, HeadSize)
 	n, err := io.ReadFull(body, head)
