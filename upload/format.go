@@ -69,6 +69,11 @@ type xmlEndResult struct {
 	Files     []xmlEndFile `xml:"Files>File"`
 	Error     string       `xml:"Error"`
 	Errs      []string     `xml:"Errs>Err"`
+	Warnings  *xmlWarnings `xml:"Warnings,omitempty"` // nil: none
+}
+
+type xmlWarnings struct {
+	Warning []string `xml:"Warning"`
 }
 
 type xmlEndFile struct {
@@ -104,6 +109,9 @@ func encodeEnd(f Format, r EndResult) []byte {
 		return append(b, '\n')
 	case FormatXML:
 		x := xmlEndResult{SessionID: r.SessionID, Result: r.Result, Status: r.Status, Error: r.Error, Errs: r.Errs}
+		if len(r.Warnings) > 0 {
+			x.Warnings = &xmlWarnings{r.Warnings}
+		}
 		for _, fl := range r.Files {
 			x.Files = append(x.Files, xmlEndFile{fl.Name, fl.Size, fl.Received, fl.Declared, fl.Chunks, fl.Intent,
 				unixString(fl.First), unixString(fl.Last), fl.Host, fl.APath, fl.GPath, fl.SHA1})
@@ -120,6 +128,9 @@ func encodeEnd(f Format, r EndResult) []byte {
 	}
 	for _, e := range r.Errs {
 		fmt.Fprintf(&b, "err: %s\n", oneLine(e))
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", oneLine(w))
 	}
 	return []byte(b.String())
 }

@@ -140,6 +140,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 	docProbs := len(probs) > 0
 	var pack *metadata.Pack
 	var plan []metadata.PlannedLetter
+	var warns []string
 	if len(meta) == 1 {
 		b, err := os.ReadFile(l.store.BlobPath(ss.EPID, meta[0]))
 		if err != nil {
@@ -156,7 +157,11 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 			mp = append(mp, pp...)
 		}
 		for _, p := range mp {
-			if !p.Warning {
+			if p.Warning {
+				w := p
+				w.Warning = false // the list says it: no "warning: " in each entry
+				warns = append(warns, meta[0].Name+": "+w.String())
+			} else {
 				probs = append(probs, meta[0].Name+": "+p.String())
 			}
 		}
@@ -173,7 +178,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		probs = append(probs, "no document was uploaded (pdf, ps or xps)")
 		return reject()
 	}
-	return l.commit(ss, files, meta, pack, plan)
+	return l.commit(ss, files, meta, pack, plan, warns)
 }
 
 // unpack extracts every ZIP of the session into it as files of their own.
@@ -285,7 +290,7 @@ func (l *Lodger) pages(epid string, f File) (int, error) {
 }
 
 // commit records the mailing and ends the session.
-func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pack, plan []metadata.PlannedLetter) (EndResult, error) {
+func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pack, plan []metadata.PlannedLetter, warns []string) (EndResult, error) {
 	now := l.store.opt.Now().UTC()
 	p := Pack{EPID: ss.EPID, Account: ss.Account, User: ss.User, Created: now, Status: PackReceived}
 	if len(meta) == 1 {
@@ -329,7 +334,7 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 		letters = append(letters, lt)
 	}
 	p.Letters = len(letters)
-	res := EndResult{SessionID: ss.EPID, Result: "ok", Status: p.Status, Errs: []string{}}
+	res := EndResult{SessionID: ss.EPID, Result: "ok", Status: p.Status, Errs: []string{}, Warnings: warns}
 	for i := range files {
 		switch {
 		case files[i].Intent == IntentArchive:

@@ -733,3 +733,26 @@ func TestProfiles(t *testing.T) {
 	write("default.json", `{"title":`)
 	bad(`{`+letter+`}`, "the account's default profile")
 }
+
+// TestEndWarnings: what a mailing is accepted despite is told in
+// warnings, in each format.
+func TestEndWarnings(t *testing.T) {
+	r := newRig(t)
+	ss := r.session("a.pdf", pdfPages(1), "b.pdf", pdfPages(1), "m.json", `{"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]}`)
+	res := r.end(ss)
+	if res.Result != "ok" || len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), `m.json: several documents were uploaded and none is referenced`) {
+		t.Fatalf("end_session: %+v", res)
+	}
+	f := func(fm Format, want string) {
+		t.Helper()
+		if b := encodeEnd(fm, res); !strings.Contains(string(b), want) {
+			t.Errorf("%v: %s lacks %q", fm, b, want)
+		}
+	}
+	f(FormatJSON, `"warnings":["m.json: several documents were uploaded`)
+	f(FormatXML, `<Warnings><Warning>m.json: several documents were uploaded`)
+	f(FormatText, "warning: m.json: several documents were uploaded")
+	if again := r.end(ss); !reflect.DeepEqual(again.Warnings, res.Warnings) {
+		t.Errorf("a second end_session: warnings %q, first %q", again.Warnings, res.Warnings)
+	}
+}

@@ -22,6 +22,9 @@ type EndResult struct {
 	Files     []EndFile `json:"files"`
 	Error     string    `json:"error"`
 	Errs      []string  `json:"errs"`
+	// Warnings are what the mailing was accepted despite (an extension:
+	// absent when there are none), as "metadata file: path: message".
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // EndFile is a file as end_session lists it.
