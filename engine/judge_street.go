@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // judgeStreet judges a street address whose locality is confirmed and has
 // street data (group g). ok is false when the street level has nothing to
@@ -18,6 +21,22 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 		}
 	}
 	st := e.ref.streets
+	// "RIVERSIDE TOWER 10 JONES ST": a building's name before the number
+	// on the street line. Read so only when the line as written names no
+	// street and the reading finds the address.
+	var buildingWords []byte
+	if m.outcome == streetNotFound {
+		alt := *pm
+		if blo, bhi, ok := s.buildingBeforeNumber(p, &alt); ok {
+			for _, og := range groups {
+				if am := e.matchStreet(s, &alt, og, p.postcode); am.outcome == premiseMatched || am.outcome == addrPostcodeWrong {
+					*pm, m, g = alt, am, og
+					buildingWords = s.phrase(blo, bhi-1)
+					break
+				}
+			}
+		}
+	}
 	// No number, but a line above names a building of the street: the
 	// building gives the number ("BELCONNEN TOWERS" / "BENJAMIN WAY").
 	var viaBuilding uint32
@@ -69,6 +88,10 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 	if m.typeFix {
 		d.Faults = append(d.Faults, FaultStreetType)
 		d.Suggestion = e.premiseLines(s, p, unitLine, sugPM, st.streets[m.street].name, "", l.Name, p.postcode)
+	}
+	if buildingWords != nil {
+		pm.fill(s, d) // the street as read past the building's name
+		d.Building = string(buildingWords)
 	}
 	if viaBuilding != 0 {
 		d.Faults = append(d.Faults, FaultNumberMissing)
@@ -270,4 +293,53 @@ func (e *Engine) elsewhere(s *scratch, pm *premise, l *Locality) (string, uint16
 		}
 	}
 	return "", 0, false
+}
+
+// buildingBeforeNumber reads the street delivery line as "[units] NAME
+// NUMBER STREET" into pm (which holds the units of the lines above, kept),
+// the name being a building's: it returns the name's token range. It reports false when no house number (digits, an
+// optional letter, an optional range; not an ordinal like 5TH) follows a
+// word and precedes a street name.
+func (s *scratch) buildingBeforeNumber(p *parse, pm *premise) (lo, hi int, ok bool) {
+	if p.delivery < 0 || p.deliveryK != deliveryStreet {
+		return 0, 0, false
+	}
+	first, last := s.deliveryRange(p)
+	var units premise
+	k := s.readUnitPrefix(&units, first, last)
+	for j := k + 1; j+1 < last; j++ {
+		w := s.word(j)
+		if w[0] < '0' || w[0] > '9' {
+			continue
+		}
+		num, rest, isRange := bytes.Cut(w, []byte("-"))
+		if _, ok := encodeNumber(num); !ok {
+			continue
+		}
+		if isRange {
+			if _, ok := encodeNumber(rest); !ok {
+				continue
+			}
+		}
+		above := *pm // the unit lines above the street line
+		*pm = premise{streetType: -1, suffix: -1}
+		s.readStreet(pm, j, last)
+		if pm.numFirst == nil || pm.nameHi <= pm.nameLo {
+			*pm = above
+			return 0, 0, false
+		}
+		for _, u := range []*premise{&units, &above} {
+			if pm.flatNum == nil && u.flatNum != nil {
+				pm.flatType, pm.flatNum = u.flatType, u.flatNum
+			}
+			if pm.levelType == "" && u.levelType != "" {
+				pm.levelType, pm.levelNum = u.levelType, u.levelNum
+			}
+			if pm.lot == nil {
+				pm.lot = u.lot
+			}
+		}
+		return k, j, true
+	}
+	return 0, 0, false
 }

@@ -147,6 +147,7 @@ func TestBuildingDetail(t *testing.T) {
 	f("BELCONNEN TOWERS", "JO", "Jo", "Unit 12", "Level 3", "Belconnen Towers", "1 Benjamin Way", "Belconnen ACT 2617")
 	f("", "JO / ACME PTY LTD", "Jo", "Acme Pty Ltd", "1 Benjamin Way", "Belconnen ACT 2617")
 	f("", "JO", "Jo", "18-20 Courallie Ave", "Homebush West NSW 2140")
+	f("BELCONNEN TOWERS", "JO", "Jo", "Belconnen Towers 1 Benjamin Way", "Belconnen ACT 2617")
 }
 
 // TestStreetVerdicts: premise matching and its near misses.
@@ -204,6 +205,11 @@ func TestStreetVerdicts(t *testing.T) {
 	f("matched", P, engine.FaultNumberMissing, "JO / BELCONNEN TOWERS / UNIT 12 L 3 1 BENJAMIN WAY / BELCONNEN ACT 2617", "Jo", "Unit 12", "Level 3", "Belconnen Towers", "Benjamin Way", "Belconnen ACT 2617")
 	f("unmatched", S, engine.FaultUnitUnknown, towers, "Jo", "Unit 99", "Belconnen Towers", "Benjamin Way", "Belconnen ACT 2617")
 	f("matched", S, "", "", "Jo", "Belconnen Plaza", "Benjamin Way", "Belconnen ACT 2617") // not a building of the street
+	// a building's name before the number on the street line
+	f("matched", P, "", "", "Jo", "Belconnen Towers 1 Benjamin Way", "Belconnen ACT 2617")
+	f("matched", P, "", "", "Jo", "Unit 12", "Belconnen Towers 1 Benjamin Way", "Belconnen ACT 2617")
+	f("matched", P, "", "", "Jo", "Suite 4 Ground Belconnen Towers 1 Benjamin Way", "Belconnen ACT 2617")
+	f("unmatched", "", engine.FaultStreetUnknown, "", "Jo", "Belconnen Towers 7 Nowhere Way", "Belconnen ACT 2617")
 	// The incomplete list: a street it has is confirmed at street level,
 	// one it lacks leaves the locality verdict.
 	f("matched", S, "", "", "Jo", "10 Brunswick St", "Fitzroy VIC 3065")
