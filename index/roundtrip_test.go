@@ -100,6 +100,11 @@ func TestGNAFRoundTrip(t *testing.T) {
 				!strings.HasPrefix(d.Suggestion[len(d.Suggestion)-2], get(r, "NUMBER_FIRST")) || d.Building != b {
 				fail("%s, %s: %s %v building %q suggestion %q, want number %s", b, street, res.Status, d.Faults, d.Building, d.Suggestion, get(r, "NUMBER_FIRST"))
 			}
+			// the name before the number on the street line
+			line := b + " " + get(r, "NUMBER_FIRST") + get(r, "NUMBER_FIRST_SUFFIX") + " " + street
+			if res := e.Check([]string{"Jo", line, tail}, true); res.Status != engine.StatusMatched || res.Detail.Granularity != engine.GranularityPremise || res.Detail.Building != b {
+				fail("%q: %s %s %v building %q", line, res.Status, res.Detail.Granularity, res.Detail.Faults, res.Detail.Building)
+			}
 		}
 		if i%97 != 0 || get(r, "NUMBER_FIRST") == "" || get(r, "NUMBER_LAST") != "" {
 			continue
