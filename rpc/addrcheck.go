@@ -6,6 +6,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/jsonstr"
 )
 
 // maxLinesKept bounds the lines of one address passed to the engine: more
@@ -103,7 +104,7 @@ func (s *Server) judge(dst, v []byte, st *state, detail bool) ([]byte, string) {
 	st.buf = st.buf[:0]
 	switch v[0] {
 	case '"':
-		st.buf = appendUnescaped(st.buf, v)
+		st.buf = jsonstr.Append(st.buf, v, jsonstr.KeepInvalid)
 		r = s.eng.CheckString(bytesString(st.buf), detail)
 	case '[':
 		// collect each line's end offset, then view the lines as strings
@@ -124,7 +125,7 @@ func (s *Server) judge(dst, v []byte, st *state, detail bool) ([]byte, string) {
 				return dst, fmt.Sprintf("line %d is not a string", n)
 			}
 			if n < maxLinesKept {
-				st.buf = appendUnescaped(st.buf, t.Value)
+				st.buf = jsonstr.Append(st.buf, t.Value, jsonstr.KeepInvalid)
 				ends[n] = len(st.buf)
 			}
 			n++

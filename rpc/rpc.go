@@ -19,6 +19,7 @@ import (
 
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/jsondepth"
+	"github.com/lodge-mail/lodge/internal/jsonstr"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -392,53 +393,6 @@ func checkDepth(b []byte, max int) string {
 	return ""
 }
 
-// appendUnescaped appends the contents of the JSON string token v (quotes
-// included, already validated) to dst, decoding escapes.
-func appendUnescaped(dst, v []byte) []byte {
-	v = v[1 : len(v)-1]
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		switch v[i] {
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'u':
-			r := hex4(v[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(v) && v[i+1] == '\\' && v[i+2] == 'u' {
-				if r2 := hex4(v[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
-					r = utf16.DecodeRune(r, r2)
-					i += 6
-				}
-			}
-			if utf16.IsSurrogate(r) {
-				// A lone surrogate is no character: it is kept as the
-				// three bytes a UTF-8 encoder would give it, which are not
-				// valid UTF-8, so the engine finds the line invalid just as
-				// it does those bytes sent raw.
-				dst = append(dst, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
-				continue
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, v[i])
-		}
-	}
-	return dst
-}
-
 // appendEcho appends the JSON value v (part of a validated body) as it
 // was sent, except for what would make the response no valid JSON text
 // (RFC 8259 section 8.1: UTF-8; section 8.2 and I-JSON: no lone
@@ -458,12 +412,12 @@ func appendEcho(dst, v []byte) []byte {
 				i += 2 // a one-character escape (validated: never cut short)
 				continue
 			}
-			r := hex4(v[i+2 : i+6])
+			r := jsonstr.Hex4(v[i+2 : i+6])
 			if !utf16.IsSurrogate(r) {
 				i += 6
 				continue
 			}
-			if i+11 < len(v) && v[i+6] == '\\' && v[i+7] == 'u' && utf16.DecodeRune(r, hex4(v[i+8:i+12])) != utf8.RuneError {
+			if i+11 < len(v) && v[i+6] == '\\' && v[i+7] == 'u' && utf16.DecodeRune(r, jsonstr.Hex4(v[i+8:i+12])) != utf8.RuneError {
 				i += 12 // a surrogate pair
 				continue
 			}
@@ -481,22 +435,6 @@ func appendEcho(dst, v []byte) []byte {
 		last = i
 	}
 	return append(dst, v[last:]...)
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
 }
 
 // bytesString views b as a string without copying; the string must not

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/internal/jsondepth"
+	"github.com/lodge-mail/lodge/internal/jsonstr"
 )
 
 func (st *state) parseJSON(data []byte) *Pack {
@@ -162,7 +162,7 @@ func (r *jsonReader) str(bool) (string, bool) {
 		r.wrongType("a string")
 		return "", false
 	}
-	s := string(unescape(nil, r.t.Value))
+	s := string(jsonstr.Append(nil, r.t.Value, jsonstr.Replace))
 	if !r.st.checkString(s) {
 		return "", false
 	}
@@ -209,7 +209,7 @@ func (r *jsonReader) object(fn func(key string)) {
 		if r.t.Delim == ',' {
 			r.t.Next()
 		}
-		key := string(unescape(nil, r.t.Value))
+		key := string(jsonstr.Append(nil, r.t.Value, jsonstr.Replace))
 		r.t.Next() // ':'
 		r.t.Next()
 		r.st.push(key)
@@ -256,7 +256,7 @@ func (r *jsonReader) list(_ string, fn func(i int) bool) {
 func (r *jsonReader) textOr(container string) (string, bool, bool) {
 	switch {
 	case r.t.Delim == 0 && r.t.Value.String():
-		return string(unescape(nil, r.t.Value)), true, true
+		return string(jsonstr.Append(nil, r.t.Value, jsonstr.Replace)), true, true
 	case container == "array" && r.t.Delim == '[', container == "object" && r.t.Delim == '{':
 		return "", false, true
 	}
@@ -269,73 +269,3 @@ func (r *jsonReader) pos() int { return len(r.src) - r.t.Remaining() }
 func (r *jsonReader) mark() int { return r.pos() - len(r.t.Value) }
 
 func (r *jsonReader) rawSince(m int) string { return string(r.src[m:r.pos()]) }
-
-// unescape appends the contents of the JSON string token v (quotes
-// included, already validated) to dst, decoding escapes. A lone UTF-16
-// surrogate becomes U+FFFD.
-func unescape(dst, v []byte) []byte {
-	if len(v) < 2 {
-		return dst
-	}
-	v = v[1 : len(v)-1]
-	if bytes.IndexByte(v, '\\') < 0 {
-		return append(dst, v...)
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c != '\\' || i+1 >= len(v) {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		switch v[i] {
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'u':
-			if i+4 >= len(v) {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-				i = len(v)
-				continue
-			}
-			r := hex4(v[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(v) && v[i+1] == '\\' && v[i+2] == 'u' {
-				if r2 := hex4(v[i+3 : i+7]); utf16.DecodeRune(r, r2) != utf8.RuneError {
-					r = utf16.DecodeRune(r, r2)
-					i += 6
-				}
-			}
-			if utf16.IsSurrogate(r) {
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, v[i])
-		}
-	}
-	return dst
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
-}
