@@ -259,6 +259,8 @@ func TestUploadStatusCodes(t *testing.T) {
 	big := filepath.Join(dir, "big.pdf")
 	os.WriteFile(big, append(pdfPages(1), bytes.Repeat([]byte("%"), 21<<20)...), 0o644)
 	f(413, append(append([]string{}, bearer...), "-F", "file=@"+big, in.url+"/publicinterface/mpf_upload?account=DEM00001")...)
+	// a large upload without credentials: the challenge comes before the body is sent
+	f(401, "-T", big, in.url+"/direct_upload/"+epid+"/big.pdf")
 }
 
 // TestUploadPythonDigest: Python's requests with HTTPDigestAuth opens a

@@ -229,12 +229,22 @@ func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig
 }
 
 // expectContinue answers "Expect: 100-continue": a body declared larger
-// than its path accepts is refused with 413 before the client sends it.
+// than its path accepts is refused with 413, and an upload without
+// credentials with the 401 challenge, before the client sends the body.
 func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
 	h := &ctx.Request.Header
 	if s.cfg.Upload != nil && upload.IsStreamingPath(h.RequestURI()) {
 		if s.cfg.Upload.DeclaredTooLarge(h) {
 			return fasthttp.StatusRequestEntityTooLarge
+		}
+		if len(h.Peek(fasthttp.HeaderAuthorization)) == 0 {
+			// no credentials: the challenge before the body, so that a
+			// Digest client (which learns the nonce from it) sends the
+			// body once, authenticated
+			for _, c := range s.uploadAuthn.UploadChallengeHeaders(false) {
+				ctx.Response.Header.Add("WWW-Authenticate", c)
+			}
+			return fasthttp.StatusUnauthorized
 		}
 		return fasthttp.StatusContinue
 	}
