@@ -12,6 +12,7 @@ import (
 
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/jsondepth"
+	"github.com/lodge-mail/lodge/internal/jsonstr"
 )
 
 type jsonlSource struct {
@@ -135,7 +136,7 @@ func (j *jsonlJudge) row(dst, line []byte, r *row) ([]byte, int) {
 	case '"':
 		lines = engine.SplitLines(j.lines[:0], unquote(line))
 	default:
-		msg = "a JSON " + kind(line) + " is not an address"
+		msg = "a JSON " + jsonstr.Kind(line) + " is not an address"
 	}
 	v := verdict{status: statusError}
 	k := 0
@@ -260,7 +261,7 @@ func (j *jsonlJudge) value(dst []string, v []byte, name string, only, lenient bo
 	case lenient && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')):
 		return append(dst, string(v)), ""
 	}
-	return dst, fmt.Sprintf("field %q is a JSON %s, not a string or an array of strings", name, kind(v))
+	return dst, fmt.Sprintf("field %q is a JSON %s, not a string or an array of strings", name, jsonstr.Kind(v))
 }
 
 // array appends the elements of a valid JSON array of strings.
@@ -372,23 +373,6 @@ func unquote(v []byte) string {
 		return ""
 	}
 	return s
-}
-
-// kind names the type of a valid JSON value.
-func kind(v []byte) string {
-	switch v[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 // checkDepth refuses JSON nested deeper than maxDepth before a recursive

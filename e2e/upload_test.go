@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,67 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lodge-mail/lodge/internal/testdoc"
 	"github.com/lodge-mail/lodge/internal/testref"
 )
 
 // pdfPages writes a valid PDF with n pages and a correct cross-reference
 // table.
-func pdfPages(n int) []byte {
-	var b bytes.Buffer
-	var offs []int
-	obj := func(s string) {
-		offs = append(offs, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), s)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<</Type/Catalog/Pages 2 0 R>>")
-	kids := make([]string, n)
-	for i := range kids {
-		kids[i] = fmt.Sprintf("%d 0 R", 3+i)
-	}
-	obj(fmt.Sprintf("<</Type/Pages/Kids[%s]/Count %d>>", strings.Join(kids, " "), n))
-	for i := 0; i < n; i++ {
-		obj("<</Type/Page/Parent 2 0 R/MediaBox[0 0 595 842]>>")
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
-	return b.Bytes()
-}
+func pdfPages(n int) []byte { return testdoc.PDF(n, 0) }
 
-func postScript(pages int) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%%!PS-Adobe-3.0\n%%%%Pages: %d\n%%%%EndComments\n", pages)
-	for i := 1; i <= pages; i++ {
-		fmt.Fprintf(&b, "%%%%Page: %d %d\nshowpage\n", i, i)
-	}
-	b.WriteString("%%EOF\n")
-	return []byte(b.String())
-}
+func postScript(pages int) []byte { return testdoc.PostScript(pages) }
 
 // xpsPages writes a minimal XPS package with n pages.
-func xpsPages(n int) []byte {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	add := func(name, body string) {
-		w, _ := zw.Create(name)
-		w.Write([]byte(body))
-	}
-	add("[Content_Types].xml", `<?xml version="1.0" encoding="utf-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="fdseq" ContentType="application/vnd.ms-package.xps-fixeddocumentsequence+xml"/><Default Extension="fdoc" ContentType="application/vnd.ms-package.xps-fixeddocument+xml"/><Default Extension="fpage" ContentType="application/vnd.ms-package.xps-fixedpage+xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/></Types>`)
-	add("_rels/.rels", `<?xml version="1.0" encoding="utf-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Type="http://schemas.microsoft.com/xps/2005/06/fixedrepresentation" Target="/FixedDocSeq.fdseq" Id="R0"/></Relationships>`)
-	add("FixedDocSeq.fdseq", `<FixedDocumentSequence xmlns="http://schemas.microsoft.com/xps/2005/06"><DocumentReference Source="/Documents/1/FixedDoc.fdoc"/></FixedDocumentSequence>`)
-	var pages strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&pages, `<PageContent Source="/Documents/1/Pages/%d.fpage"/>`, i)
-		add(fmt.Sprintf("Documents/1/Pages/%d.fpage", i), `<FixedPage xmlns="http://schemas.microsoft.com/xps/2005/06" Width="793" Height="1122" xml:lang="en-AU"></FixedPage>`)
-	}
-	add("Documents/1/FixedDoc.fdoc", `<FixedDocument xmlns="http://schemas.microsoft.com/xps/2005/06">`+pages.String()+`</FixedDocument>`)
-	zw.Close()
-	return buf.Bytes()
-}
+func xpsPages(n int) []byte { return testdoc.XPS(n) }
 
 // shape is one mailing shape of the specification's section 1: its
 // metadata (from upload/metadata's golden files) and documents.

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lodge-mail/lodge/internal/testdoc"
 )
 
 // clock is a settable time source for Options.Now.
@@ -68,34 +70,7 @@ func newStore(t *testing.T) (*Store, *clock) {
 func pdfPages(n int) []byte { return pdfDoc(n, 0) }
 
 // pdfDoc is pdfPages with a comment of pad bytes after the header.
-func pdfDoc(n, pad int) []byte {
-	var b bytes.Buffer
-	var offs []int
-	obj := func(s string) {
-		offs = append(offs, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), s)
-	}
-	b.WriteString("%PDF-1.4\n")
-	if pad > 0 {
-		b.WriteString("%" + strings.Repeat("x", pad) + "\n")
-	}
-	obj("<</Type/Catalog/Pages 2 0 R>>")
-	kids := make([]string, n)
-	for i := range kids {
-		kids[i] = fmt.Sprintf("%d 0 R", 3+i)
-	}
-	obj(fmt.Sprintf("<</Type/Pages/Kids[%s]/Count %d>>", strings.Join(kids, " "), n))
-	for i := 0; i < n; i++ {
-		obj("<</Type/Page/Parent 2 0 R/MediaBox[0 0 595 842]>>")
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
-	return b.Bytes()
-}
+func pdfDoc(n, pad int) []byte { return testdoc.PDF(n, pad) }
 
 // zipOf packs files (name, content, name, content ...) into a ZIP.
 func zipOf(t *testing.T, files ...string) []byte {

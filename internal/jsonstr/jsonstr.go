@@ -95,3 +95,24 @@ func Hex4(b []byte) rune {
 	}
 	return r
 }
+
+// Kind names the type of a JSON value by its first byte ("nothing" for
+// none), for messages like "want a string, got an array".
+func Kind(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}

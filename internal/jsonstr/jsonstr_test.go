@@ -39,3 +39,20 @@ func FuzzAppend(f *testing.F) {
 		Append(nil, v, KeepInvalid)
 	})
 }
+
+func TestKind(t *testing.T) {
+	f := func(v, want string) {
+		t.Helper()
+		if got := Kind([]byte(v)); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", v, got, want)
+		}
+	}
+	f(``, "nothing")
+	f(`{}`, "object")
+	f(`[1]`, "array")
+	f(`"x"`, "string")
+	f(`true`, "boolean")
+	f(`false`, "boolean")
+	f(`null`, "null")
+	f(`-1.5e3`, "number")
+}

@@ -35,7 +35,7 @@ func (st *state) parseJSON(data []byte) *Pack {
 		return nil
 	}
 	if first[0] != '{' {
-		st.fatal("the root must be a JSON object, got " + jsonKind(first))
+		st.fatal("the root must be a JSON object, got " + jsonstr.Kind(first))
 		return nil
 	}
 	r := &jsonReader{st: st, src: data, t: json.NewTokenizer(data)}
@@ -89,25 +89,6 @@ func invalidUTF8(b []byte) int {
 	return -1
 }
 
-func jsonKind(v []byte) string {
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
-
 // jsonReader decodes with segmentio's tokenizer, positioned on the first
 // token of the current value. The input has been validated, so the
 // tokenizer's tokens are well formed; each method leaves it on the last
@@ -122,9 +103,9 @@ func (r *jsonReader) xml() bool { return false }
 
 func (r *jsonReader) kind() string {
 	if r.t.Delim != 0 {
-		return jsonKind([]byte{byte(r.t.Delim)})
+		return jsonstr.Kind([]byte{byte(r.t.Delim)})
 	}
-	return jsonKind(r.t.Value)
+	return jsonstr.Kind(r.t.Value)
 }
 
 func (r *jsonReader) null() bool { return r.t.Delim == 0 && r.t.Value.Null() }
