@@ -19,10 +19,11 @@ import (
 )
 
 // ErrStaleNonce is AuthenticateRequest's error for Digest credentials that
-// are right but whose nonce expired (or was forgotten, see
-// Config.MaxNonces): answer 401 with UploadChallengeHeaders(true), whose
-// stale=true tells the client to retry with the new nonce without asking
-// its user again. It is not counted as a failure by the throttle.
+// are right but whose nonce expired, or was forgotten (see
+// Config.MaxNonces) or issued before this Authenticator was made (by the
+// process before a restart): answer 401 with UploadChallengeHeaders(true),
+// whose stale=true tells the client to retry with the new nonce without
+// asking its user again. It is not counted as a failure by the throttle.
 var ErrStaleNonce = errors.New("stale Digest nonce")
 
 // Digest limits.
@@ -42,8 +43,10 @@ const (
 
 // Nonces are base64url (no padding) of 32 bytes: an 8-byte big-endian
 // issue time (Unix nanoseconds of Config.Now), 8 random bytes, and the
-// first 16 bytes of HMAC-SHA256 of those 16 bytes under a per-Authenticator
-// random key.
+// first 16 bytes of HMAC-SHA256 of those 16 bytes under the store's nonce
+// key (auth/v1/nonce_key, made once). The key outlives the process, so a
+// nonce issued before a restart is still recognised as ours: its client is
+// told stale=true rather than counted as a failed login.
 const (
 	nonceIDLen  = 16
 	nonceRawLen = nonceIDLen + 16
@@ -63,12 +66,14 @@ type digestState struct {
 
 func (a *Authenticator) initDigest() {
 	d := &a.digest
-	key := make([]byte, 32)
-	rand.Read(key)
+	key := a.s.nonceKey
 	d.macPool.New = func() any { return hmac.New(sha256.New, key) }
-	op := make([]byte, 16)
-	rand.Read(op)
-	d.opaque = base64.RawURLEncoding.EncodeToString(op)
+	// opaque is derived from the key, so that it too survives a restart
+	// (a client sends back the one it was given). Nonce ids are 16 bytes:
+	// this longer input never signs one.
+	op := hmac.New(sha256.New, key)
+	op.Write([]byte("lodge digest opaque"))
+	d.opaque = base64.RawURLEncoding.EncodeToString(op.Sum(nil)[:16])
 	dm, ds := make([]byte, md5.Size), make([]byte, sha256.Size)
 	rand.Read(dm)
 	rand.Read(ds)
@@ -79,7 +84,9 @@ func (a *Authenticator) initDigest() {
 	for i, alg := range []string{DigestSHA256, DigestMD5} {
 		d.challenge[i] = "Digest realm=" + realm + `, qop="auth", algorithm=` + alg + `, nonce="`
 	}
-	d.nonces = newNonceTable(a.cfg.MaxNonces, a.cfg.NonceTTL)
+	// A nonce issued before now (by an earlier process) is unknown to the
+	// table but may have been used: it is stale, not new.
+	d.nonces = newNonceTable(a.cfg.MaxNonces, a.cfg.NonceTTL, a.cfg.Now().UnixNano())
 	a.checkDigest = checkDigestResponse
 }
 
@@ -101,7 +108,7 @@ func (a *Authenticator) AuthenticateRequest(authorization, method, uri []byte, c
 //
 // with ", stale=true" appended when stale. Each call issues a fresh nonce
 // per challenge (either nonce works with either algorithm); opaque is
-// fixed for the Authenticator. It returns nil unless Config.Digest is set.
+// fixed for the store. It returns nil unless Config.Digest is set.
 func (a *Authenticator) DigestChallenges(stale bool) []string {
 	if !a.cfg.Digest {
 		return nil
@@ -165,9 +172,9 @@ func (a *Authenticator) openNonce(nonce string) (id [nonceIDLen]byte, issued int
 // nonceTable remembers, per nonce used, the nonce counts accepted: the
 // highest and a bitmap of the replayWindow below it. It holds at most max
 // nonces, forgetting the one first used longest ago (or any expired one at
-// the front); floor is the latest issue time of a forgotten nonce: a nonce
-// issued then or earlier that is not in the table may have been forgotten,
-// so it is refused as stale.
+// the front); floor is the latest issue time of a forgotten nonce, or
+// just before the table was made: a nonce issued then or earlier that is
+// not in the table may have been used, so it is refused as stale.
 type nonceTable struct {
 	mu    sync.Mutex
 	max   int
@@ -184,8 +191,9 @@ type nonceState struct {
 	seen   uint64 // bit i: high-i was accepted
 }
 
-func newNonceTable(max int, ttl time.Duration) *nonceTable {
-	return &nonceTable{max: max, ttl: int64(ttl), m: map[[nonceIDLen]byte]nonceState{}, floor: -1 << 63}
+// newNonceTable makes a table whose nonces are issued from start on.
+func newNonceTable(max int, ttl time.Duration, start int64) *nonceTable {
+	return &nonceTable{max: max, ttl: int64(ttl), m: map[[nonceIDLen]byte]nonceState{}, floor: start - 1}
 }
 
 // use records count nc of nonce id issued at issued; ErrInvalid if it was

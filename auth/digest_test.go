@@ -207,7 +207,7 @@ func TestDigest(t *testing.T) {
 	f(fx.header("uri=/X"), ErrInvalid, none, "")
 
 	// Nonces.
-	other := NewAuthenticator(fx.s, Config{Digest: true}) // another process
+	other := NewAuthenticator(openTest(t, ""), Config{Digest: true}) // another server: its own store and key
 	n := fx.a.newNonce()
 	f(fx.header("nonce="+flip(n, 0)), ErrInvalid, none, "")  // the time
 	f(fx.header("nonce="+flip(n, 15)), ErrInvalid, none, "") // the random part
@@ -524,7 +524,7 @@ func TestDigestNonceTable(t *testing.T) {
 	f(fx.header("nonce="+n[4], "nc=00000002"), ErrStaleNonce)
 
 	// The first-use order compacts without losing entries.
-	tbl := newNonceTable(3, time.Hour)
+	tbl := newNonceTable(3, time.Hour, 0)
 	for i := range 5000 {
 		var id [nonceIDLen]byte
 		id[0], id[1] = byte(i), byte(i>>8)
@@ -608,4 +608,41 @@ func FuzzDigestHeader(f *testing.F) {
 			t.Fatalf("%q parsed as %q, written out and parsed again as %q, %v", header, params, again, err)
 		}
 	})
+}
+
+// TestDigestNonceAcrossRestart: a nonce issued before a restart (the store
+// closed and opened again, a new Authenticator on it) still verifies: with
+// the right response it is stale, whether it was used or not, and never a
+// failed login, so clients behind one address do not lock their user out
+// after a deploy; a forged nonce is still a failure.
+func TestDigestNonceAcrossRestart(t *testing.T) {
+	cfg := Config{Digest: true, MaxFailures: 1, CacheTTL: -1}
+	fx := newDigestFixture(t, cfg)
+	f := func(header string, wantErr error) {
+		t.Helper()
+		if _, err := fx.a.AuthenticateRequest([]byte(header), []byte("GET"), []byte("/x"), "192.0.2.1"); !errors.Is(err, wantErr) {
+			t.Errorf("%.200q: %v, want %v", header, err, wantErr)
+		}
+	}
+	used, unused, opaque := fx.a.newNonce(), fx.a.newNonce(), fx.a.digest.opaque
+	f(fx.header("nonce="+used, "opaque="+opaque), nil)
+
+	mustNil(t, fx.s.Close())
+	fx.s = openTest(t, fx.s.dir)
+	fx.clock.Add(time.Second)
+	cfg.Now = fx.clock.Now
+	fx.a = NewAuthenticator(fx.s, cfg)
+	if fx.a.digest.opaque != opaque {
+		t.Errorf("opaque %q after the restart, was %q", fx.a.digest.opaque, opaque)
+	}
+	for range 3 {
+		f(fx.header("nonce="+used, "nc=00000002", "opaque="+opaque), ErrStaleNonce) // the client goes on
+		f(fx.header("nonce="+used, "opaque="+opaque), ErrStaleNonce)                // a replay is not accepted
+		f(fx.header("nonce="+unused, "opaque="+opaque), ErrStaleNonce)              // issued, never used
+		f(fx.header("nonce="+unused, "-opaque", "algorithm=SHA-256"), ErrStaleNonce)
+	}
+	f(basic("alice", "password1"), nil) // no failure was counted
+	f(fx.header(), nil)                 // the new nonce works
+	f(fx.header("nonce="+flip(used, 3), "opaque="+opaque), ErrInvalid)
+	f(basic("alice", "password1"), ErrThrottled) // a forged nonce is a failure
 }

@@ -19,6 +19,9 @@
 //     raised later without invalidating stored passwords. Alongside it, for
 //     HTTP Digest (RFC 7616), the hex HA1 values H(user:realm:password) for
 //     MD5 and SHA-256 and the realm they were made for; see DigestHA1.
+//   - The Digest nonce key: 32 random bytes, made when the store is first
+//     opened, which Digest nonces and the opaque value are signed with (see
+//     Authentication).
 //   - API keys: a public id (10 characters of lower-case base32), the
 //     account, a label, whether revoked, and the SHA-256 of the secret. The
 //     secret itself (lk_<id>_<43 characters of base64url: 256 random bits>)
@@ -34,6 +37,7 @@
 //	auth/v1/account/<CODE>  Account
 //	auth/v1/user/<name>     User with the password hash and Digest HA1s
 //	auth/v1/key/<id>        Key with the SHA-256 of its secret
+//	auth/v1/nonce_key       the Digest nonce key (base64 in JSON) and when it was made
 //
 // The store directory is created with mode 0700: it holds password hashes.
 //
@@ -107,6 +111,13 @@
 //     credentials share one verification, and at most
 //     Config.MaxConcurrentHashes verifications run at a time, which bounds
 //     the memory argon2 takes (19 MiB each).
+//   - Digest (RFC 7616, AuthenticateRequest with Config.Digest): nonces
+//     carry their issue time and are signed with the store's nonce key, so
+//     they outlive a restart. A nonce with the right response that is
+//     expired, forgotten (Config.MaxNonces) or issued before the
+//     Authenticator was made (it may have been used before a restart) is
+//     ErrStaleNonce: the client retries with a fresh nonce, and it is not
+//     counted as a failure. A nonce not signed with the key is ErrInvalid.
 //   - Failed credential checks (ErrInvalid) are counted in a sliding
 //     window per client and presented identity: the user name (Basic and
 //     Digest alike; names that cannot exist count as one) or the API key

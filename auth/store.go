@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -40,6 +41,7 @@ const (
 	accountPrefix = prefix + "account/"
 	userPrefix    = prefix + "user/"
 	keyPrefix     = prefix + "key/"
+	nonceKeyKey   = prefix + "nonce_key"
 )
 
 // Account is a customer account.
@@ -79,6 +81,18 @@ type meta struct {
 	Created time.Time `json:"created"`
 }
 
+// nonceKeyRecord is what auth/v1/nonce_key holds: the key Digest nonces
+// are signed with. Kept in the store so that a nonce issued before a
+// restart still verifies after it (and is answered as stale, not as a
+// failed login).
+type nonceKeyRecord struct {
+	Key     []byte    `json:"key"` // nonceKeyLen random bytes, base64 in JSON
+	Created time.Time `json:"created"`
+}
+
+// nonceKeyLen is the length of the Digest nonce key: an HMAC-SHA256 key.
+const nonceKeyLen = 32
+
 // userRecord is what auth/v1/user/<name> holds.
 type userRecord struct {
 	User
@@ -104,6 +118,8 @@ type Store struct {
 	db     *pebble.DB
 	realm  string
 	params argonParams
+	// nonceKey signs Digest nonces; made once, see nonceKeyRecord.
+	nonceKey []byte
 
 	mu     sync.RWMutex // read-held by every operation, write-held by Close
 	closed bool
@@ -163,7 +179,37 @@ func openStore(dir string, params argonParams) (*Store, error) {
 		return nil, fmt.Errorf("auth store %s has format %d; this lodge reads format %d", dir, m.Format, FormatVersion)
 	}
 	s.realm = m.Realm
+	if s.nonceKey, err = loadNonceKey(db, s.now()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("auth store %s: %w", dir, err)
+	}
 	return s, nil
+}
+
+// loadNonceKey returns the store's Digest nonce key, making it (durably)
+// the first time: a store made by an older lodge has none.
+func loadNonceKey(db *pebble.DB, now time.Time) ([]byte, error) {
+	r, ok, err := getJSON[nonceKeyRecord](db, nonceKeyKey)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if len(r.Key) != nonceKeyLen {
+			return nil, fmt.Errorf("record %q: key of %d bytes, want %d", nonceKeyKey, len(r.Key), nonceKeyLen)
+		}
+		return r.Key, nil
+	}
+	r = nonceKeyRecord{Key: make([]byte, nonceKeyLen), Created: now.UTC()}
+	rand.Read(r.Key)
+	b := db.NewBatch()
+	defer b.Close()
+	if err := setJSON(b, nonceKeyKey, r); err != nil {
+		return nil, err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, err
+	}
+	return r.Key, nil
 }
 
 // inUseError is Open's error when another process (or another Store in

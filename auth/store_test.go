@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // testParams make hashing cheap in tests; the code paths are the same.
@@ -447,4 +450,39 @@ func TestOpenInUse(t *testing.T) {
 	}
 	_, err = openStore(dir, testParams) // another process
 	f(err)
+}
+
+// TestNonceKey: the store makes its Digest nonce key once and keeps it;
+// a damaged key record stops Open with an error naming it.
+func TestNonceKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "auth")
+	s := openTest(t, dir)
+	key := bytes.Clone(s.nonceKey)
+	if len(key) != nonceKeyLen || bytes.Equal(key, make([]byte, nonceKeyLen)) {
+		t.Fatalf("nonce key %x", key)
+	}
+	mustNil(t, s.Close())
+	s = openTest(t, dir)
+	if !bytes.Equal(s.nonceKey, key) {
+		t.Fatalf("nonce key %x after reopen, was %x", s.nonceKey, key)
+	}
+	f := func(record, wantErr string) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "auth")
+		s := openTest(t, dir)
+		mustNil(t, s.db.Set([]byte(nonceKeyKey), []byte(record), pebble.Sync))
+		mustNil(t, s.Close())
+		s, err := openStore(dir, testParams)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s: opened", record)
+		}
+		if !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), nonceKeyKey) {
+			t.Errorf("%s: %v, want %q naming %s", record, err, wantErr, nonceKeyKey)
+		}
+	}
+	f(`{"key":"AAAA"}`, "key of 3 bytes, want 32")
+	f(`{"key":""}`, "key of 0 bytes, want 32")
+	f(`{"key":7}`, "auth store")
+	f(`not json`, "auth store")
 }
