@@ -322,8 +322,20 @@ func TestJSONL(t *testing.T) {
 	// the input's own verdict fields give way; escapes in keys count
 	f(Config{}, `{"status":"old","address":"`+aMatched+`","n\u0061tion":"X","message":"m","detail":1}`,
 		`{"address":"`+aMatched+`","detail":1,`+ok+`}`)
+	// ... and so do keys that differ from them only by case, which
+	// case-insensitive decoders (Go, PowerShell) would read as theirs
+	f(Config{}, `{"Status":"old","address":"`+aMatched+`","NATION":"X","Message":"m","Detail":1,"ſtatus":2,"statuses":3}`,
+		`{"address":"`+aMatched+`","Detail":1,"statuses":3,`+ok+`}`)
+	out, _, err := run(t, e, `{"address":"`+aMatched+`","DETAIL":1,"deTail":2,"detaiL":null}`, Config{Detail: true})
+	if keys, err2 := topKeys([]byte(out)); err != nil || err2 != nil || !slices.Equal(keys, []string{"address", "status", "nation", "detail"}) {
+		t.Errorf("detail with DETAIL keys: %s (%v, %v)", out, err, err2)
+	}
+	// the fields given way are not address lines either: lodge check
+	// reads its own output as it read the input
+	f(Config{}, `{"name":"Joe Blogs","street":"10 Jones St","town":"Smithville NSW 2987","Status":"x","nation":"AUS","message":"an old verdict"}`,
+		`{"name":"Joe Blogs","street":"10 Jones St","town":"Smithville NSW 2987",`+ok+`}`)
 	// detail
-	out, _, err := run(t, e, `{"address":"`+aMatched+`","detail":"mine"}`, Config{Detail: true})
+	out, _, err = run(t, e, `{"address":"`+aMatched+`","detail":"mine"}`, Config{Detail: true})
 	if err != nil {
 		t.Fatal(err)
 	}

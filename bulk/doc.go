@@ -24,7 +24,7 @@
 // strings; missing or null fields are empty lines; an object with none of
 // them is an error row); without Columns, its field "address" (a string or an
 // array of strings) or, when it has none, every top-level string field in
-// order. A line that is an array of strings or a string is the address
+// order but those the output replaces (below). A line that is an array of strings or a string is the address
 // itself, as in addr_check.
 //
 // An address made of one field or string is split as addr_check splits a
@@ -60,7 +60,9 @@
 // JSON lines: an input object is written byte for byte with "status",
 // "nation", "message" (only when not empty) and, with Config.Detail,
 // "detail" added before its closing brace; top-level fields of the input with
-// those names are dropped so that no key appears twice. Any other value (an
+// those names, ignoring case ("Status", "MESSAGE"; Unicode simple case
+// folding), are dropped so that no key appears twice, not even to decoders
+// that match keys without regard to case (Go's encoding/json, PowerShell). Any other value (an
 // array, a string) is written as {"address":<the value as given>,...}. An
 // error row has no "detail".
 //

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	stdjson "encoding/json"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/segmentio/encoding/json"
@@ -110,6 +113,7 @@ func FuzzRunJSONL(f *testing.F) {
 	f.Add([]byte(`["a","b",1]`+"\n\n"+`"x, y, z"`+"\r\n"+`{"status":1,"status":2}`), uint8(1))
 	f.Add([]byte(`{"a":"x","b":"y","c":"z"} {}`+"\n"+`{`+"\n"+`nul`), uint8(2))
 	f.Add([]byte(`{"street":["10 Jones St"],"town":"Smithville NSW 2987","name":7}`), uint8(3))
+	f.Add([]byte(`{"Status":"x","NATION":1,"mEssage":null,"Detail":{},"ſtatus":"y","address":"a, b, c"}`), uint8(1))
 	f.Add([]byte(`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`), uint8(0))
 	e := newEngine(f)
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
@@ -131,7 +135,21 @@ func FuzzRunJSONL(f *testing.F) {
 		if sum.Rows != int64(rows) {
 			t.Fatalf("%d rows counted, %d lines", sum.Rows, rows)
 		}
+		// the input's own top-level keys, line by line
+		var inKeys []map[string]bool
+		for l := range bytes.Lines(bytes.TrimPrefix(in, []byte("\ufeff"))) {
+			if len(bytes.TrimSpace(l)) == 0 {
+				continue
+			}
+			m := map[string]bool{}
+			keys, _ := topKeys(l)
+			for _, k := range keys {
+				m[k] = true
+			}
+			inKeys = append(inKeys, m)
+		}
 		var statuses []string
+		i := 0
 		for l := range bytes.Lines(out.Bytes()) {
 			var v struct {
 				Status string `json:"status"`
@@ -142,8 +160,43 @@ func FuzzRunJSONL(f *testing.F) {
 			if err := json.Unmarshal(l, &v); err != nil {
 				t.Fatalf("output line %q: %v", l, err)
 			}
+			keys, err := topKeys(l)
+			if err != nil {
+				t.Fatalf("output line %q: %v", l, err)
+			}
+			// No two keys are equal ignoring case, but for two that the
+			// input line itself holds (kept as given).
+			for a := range keys {
+				for b := range a {
+					if strings.EqualFold(keys[a], keys[b]) && !(i < len(inKeys) && inKeys[i][keys[a]] && inKeys[i][keys[b]]) {
+						t.Fatalf("output line %q: keys %q and %q are equal ignoring case", l, keys[b], keys[a])
+					}
+				}
+			}
 			statuses = append(statuses, v.Status)
+			i++
 		}
 		checkTally(t, statuses, sum)
 	})
+}
+
+// topKeys returns the decoded keys of a JSON object's top level, in order.
+func topKeys(line []byte) ([]string, error) {
+	d := stdjson.NewDecoder(bytes.NewReader(line))
+	if tok, err := d.Token(); err != nil || tok != stdjson.Delim('{') {
+		return nil, fmt.Errorf("not an object (%v)", err)
+	}
+	var keys []string
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return keys, err
+		}
+		keys = append(keys, tok.(string))
+		var skip stdjson.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return keys, err
+		}
+	}
+	return keys, nil
 }

@@ -74,7 +74,7 @@ func (s *jsonlSource) next() (row, []byte, error) {
 type span struct{ lo, hi int }
 
 // member is a top-level member of an object: key and value, and whether
-// the output drops it for a verdict field of the same name.
+// the output drops it for a verdict field of the same name (see replaced).
 type member struct {
 	lo, hi int
 	drop   bool
@@ -183,13 +183,7 @@ func (j *jsonlJudge) object(line []byte) ([]string, string) {
 		t.Next() // ':'
 		t.Next()
 		vlo, vhi := valueSpan(t, line)
-		m := member{lo: klo, hi: vhi}
-		switch string(key) {
-		case "status", "nation", "message":
-			m.drop = true
-		case "detail":
-			m.drop = j.detail
-		}
+		m := member{lo: klo, hi: vhi, drop: j.replaced(key)}
 		j.members = append(j.members, m)
 		v := span{vlo, vhi}
 		if j.names == nil {
@@ -197,7 +191,7 @@ func (j *jsonlJudge) object(line []byte) ([]string, string) {
 				if addr.lo == addr.hi {
 					addr = v
 				}
-			} else if line[vlo] == '"' {
+			} else if line[vlo] == '"' && !m.drop {
 				j.strs = append(j.strs, v)
 			}
 			continue
@@ -243,6 +237,28 @@ func (j *jsonlJudge) object(line []byte) ([]string, string) {
 		return lines, "none of the fields " + b.String() + " is in this object"
 	}
 	return lines, ""
+}
+
+// verdictKeys are the keys the output adds to an object; "detail" only
+// with Config.Detail.
+var verdictKeys = [...]string{"status", "nation", "message", "detail"}
+
+// replaced reports whether an input key gives way to a key the output
+// adds: equal to it ignoring case (Unicode simple folding, so "Status",
+// "STATUS" and "ſtatus" too), because decoders that match keys without
+// regard to case (Go's encoding/json, PowerShell's ConvertFrom-Json)
+// would otherwise read the input's value or the verdict by chance.
+func (j *jsonlJudge) replaced(key []byte) bool {
+	n := len(verdictKeys)
+	if !j.detail {
+		n--
+	}
+	for _, k := range verdictKeys[:n] {
+		if bytes.EqualFold(key, []byte(k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // value appends the lines of one field: a string (split as a string
