@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testref.Cleanup()
+	removeHistory()
 	os.Exit(code)
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -131,6 +132,8 @@ type Store struct {
 	db    *pebble.DB
 	opt   Options
 	locks [256]sync.Mutex
+	// syncDir syncs a directory (durable.SyncDir); tests watch it.
+	syncDir func(dir string) error
 }
 
 // Open opens (creating) the store in dir and removes what an interrupted
@@ -144,7 +147,14 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upload store %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, db: db, opt: opt}
+	s := &Store{dir: dir, db: db, opt: opt, syncDir: durable.SyncDir}
+	// a session directory made just before a crash, whose name the crash
+	// kept from being synced, is synced now, before a record points into
+	// it (sessionDir syncs only the directories it makes)
+	if err := s.syncDir(filepath.Join(dir, "blobs")); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		db.Close()
 		return nil, err
@@ -441,8 +451,8 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 	if err != nil {
 		return File{}, err
 	}
-	dir := filepath.Join(s.dir, "blobs", ss.EPID)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	dir, err := s.sessionDir(ss.EPID)
+	if err != nil {
 		return File{}, err
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
@@ -482,7 +492,7 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 		return File{}, err
 	}
 	tmp = nil
-	if err := durable.SyncDir(dir); err != nil {
+	if err := s.syncDir(dir); err != nil {
 		return File{}, err
 	}
 	var prev File
@@ -504,6 +514,25 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 		os.Remove(filepath.Join(dir, prev.Blob))
 	}
 	return f, nil
+}
+
+// sessionDir returns the blob directory of a session, making it when it
+// is missing. A new directory's name is synced into blobs/ before any
+// record can point into it: a power cut must not keep a file record and
+// lose the directory of its blob. The caller holds the session's lock.
+func (s *Store) sessionDir(epid string) (string, error) {
+	dir := filepath.Join(s.dir, "blobs", epid)
+	err := os.Mkdir(dir, 0o750)
+	if errors.Is(err, fs.ErrExist) {
+		return dir, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := s.syncDir(filepath.Dir(dir)); err != nil {
+		return "", err
+	}
+	return dir, nil
 }
 
 func randomName() string {

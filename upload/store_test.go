@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -517,5 +518,45 @@ func TestConcurrentUploads(t *testing.T) {
 			}
 		}
 		checkBlobs(t, s, ss.EPID)
+	}
+}
+
+// TestSessionDirSynced: the first file of a session makes its blob
+// directory and syncs blobs/, the directory's parent, before the file's
+// record is committed; later files sync only the session's directory.
+// This proves the sync is asked for at the right moment, through the
+// store's syncDir hook; that the kernel then keeps the name across a power
+// cut is fsync's promise, which no test here can cut the power to check.
+func TestSessionDirSynced(t *testing.T) {
+	s, _ := newStore(t)
+	ss, _ := s.CreateSession("ABC12345", "clerk")
+	root := filepath.Join(s.dir, "blobs")
+	var synced []string
+	s.syncDir = func(dir string) error {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			return err
+		}
+		// when blobs/ is synced, the session's directory must exist and
+		// no record may point into it yet
+		if rel == "." {
+			if _, err := os.Stat(filepath.Join(root, ss.EPID)); err != nil {
+				t.Errorf("blobs/ synced before the session directory was made: %v", err)
+			}
+			if files, _ := s.Files(ss.EPID); len(files) != 0 {
+				t.Errorf("blobs/ synced after a record was committed: %v", files)
+			}
+		}
+		synced = append(synced, rel)
+		return nil
+	}
+	put(t, s, ss, "a.pdf", pdfPages(1))
+	if want := []string{".", ss.EPID}; !reflect.DeepEqual(synced, want) {
+		t.Errorf("first file synced %q, want %q", synced, want)
+	}
+	synced = nil
+	put(t, s, ss, "b.pdf", pdfPages(1))
+	if want := []string{ss.EPID}; !reflect.DeepEqual(synced, want) {
+		t.Errorf("second file synced %q, want %q", synced, want)
 	}
 }
