@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/lodge-mail/lodge/upload/inspect"
 )
 
 // Principal is who calls, as the server authenticated them.
@@ -384,7 +386,15 @@ func (h *Handler) EndFiles(epid string, files []File) []EndFile {
 	return out
 }
 
+// internal answers a failure of the server's: 500, or 503 when it is only
+// busy (every page-counting slot taken: end_session and mpf_upload).
 func (h *Handler) internal(ctx *fasthttp.RequestCtx, f Format, what string, err error) {
+	if errors.Is(err, inspect.ErrBusy) {
+		h.log.Warn("upload: "+what, "err", err)
+		fail(ctx, f, fasthttp.StatusServiceUnavailable, "%v", err)
+		ctx.Response.Header.Set("Retry-After", "30") // a turn comes within seconds, not minutes
+		return
+	}
 	h.log.Error("upload: "+what, "err", err)
 	fail(ctx, f, fasthttp.StatusInternalServerError, "%s failed; retry later", what)
 }

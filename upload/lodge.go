@@ -107,6 +107,9 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		}
 		if f.Pages == 0 {
 			n, err := l.pages(ss.EPID, f)
+			if errors.Is(err, inspect.ErrBusy) {
+				return res, err // nothing wrong with the files: 503, retry later
+			}
 			if err != nil {
 				probs = append(probs, fmt.Sprintf("%s: %v", f.Name, err))
 				continue

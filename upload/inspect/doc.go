@@ -35,8 +35,8 @@
 //     those bounds costs only the child.
 //
 // Every error matches one of ErrType, ErrNoExtension, ErrUnsafe,
-// ErrLimit, ErrMalformed, ErrEncrypted (errors.Is) and has a message fit
-// for the client that sent the file.
+// ErrLimit, ErrMalformed, ErrEncrypted, ErrBusy (errors.Is) and has a
+// message fit for the client that sent the file.
 //
 // # Limits
 //
@@ -52,6 +52,8 @@
 //	Timeout        10 s       one inspection
 //	MaxMemory      512 MiB    the isolated child
 //	MaxDepth       256        PDF page tree levels
+//	MaxChildren    GOMAXPROCS inspection processes at once, process-wide
+//	ChildWait      15 s       wait for one of them before ErrBusy
 //
 // Fixed internal bounds: a PDF object has at most 1,048,576 tokens and
 // nests arrays and dictionaries at most 100 deep; a decoded PDF
@@ -129,4 +131,9 @@
 // and turns a crash, a kill or a missing answer into an ErrLimit error
 // "document could not be inspected: ...". ZIP checks and type sniffing run
 // in process: they are simple, bounded loops over the central directory.
+//
+// Every process this package starts (a child, Ghostscript) holds one of
+// MaxChildren process-wide slots while it lives (AcquireChild), so a burst
+// of requests cannot start one each: a caller past them waits up to
+// ChildWait, or until its context is done, and then gets ErrBusy.
 package inspect

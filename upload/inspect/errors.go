@@ -30,6 +30,11 @@ var (
 	// ErrEncrypted: an encrypted ZIP entry, or a PDF whose page tree sits
 	// in encrypted object streams.
 	ErrEncrypted = errors.New("encrypted")
+	// ErrBusy: the inspection did not start because Limits.MaxChildren
+	// inspection processes were running and none finished within
+	// Limits.ChildWait. Nothing is wrong with the document: a server
+	// answers 503 with Retry-After.
+	ErrBusy = errors.New("busy")
 )
 
 // Error is the concrete type of the errors this package returns. Its
@@ -76,6 +81,7 @@ var categoryNames = []struct {
 }{
 	{"type", ErrType}, {"noext", ErrNoExtension}, {"unsafe", ErrUnsafe},
 	{"limit", ErrLimit}, {"malformed", ErrMalformed}, {"encrypted", ErrEncrypted},
+	{"busy", ErrBusy},
 }
 
 func categoriesOf(err error) []string {

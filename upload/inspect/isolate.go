@@ -58,7 +58,11 @@ type childResult struct {
 // A child that crashes, is killed or answers nothing gives an ErrLimit
 // error "document could not be inspected: ...". Errors the child reports
 // keep their categories. If ctx itself is cancelled, ctx.Err() is
-// returned. Each call starts one process; callers bound concurrency.
+// returned.
+//
+// Each call starts one process, and holds one of the lim.MaxChildren
+// process-wide slots while it runs (see AcquireChild): past them it waits
+// up to lim.ChildWait, then fails with ErrBusy.
 func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int, error) {
 	lim = lim.WithDefaults()
 	switch kind {
@@ -78,6 +82,11 @@ func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int
 		return 0, fmt.Errorf("document could not be inspected: %w", err)
 	}
 	lj, _ := json.Marshal(lim)
+	release, err := AcquireChild(ctx, lim)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	tctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(tctx, exe, childArg, string(kind), abs)
@@ -89,6 +98,7 @@ func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int
 	var stdout, stderr capped
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &stdout, &stderr
 	cmd.WaitDelay = time.Second
+	killGroup(cmd) // with the processes it started (Ghostscript)
 	runErr := cmd.Run()
 	if err := ctx.Err(); err != nil {
 		return 0, err

@@ -33,9 +33,21 @@ func TestMain(m *testing.M) {
 var sink [][]byte
 
 func misbehave(kind Kind, r io.ReaderAt, size int64, lim Limits) (int, error) {
-	head := make([]byte, 16)
+	head := make([]byte, 4096)
 	n, _ := r.ReadAt(head, 0)
-	switch string(head[:n]) {
+	if fifo, ok := strings.CutPrefix(string(head[:n]), "TEST-BLOCK "); ok {
+		// Blocks until the test writes a byte into the named pipe.
+		f, err := os.Open(fifo)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if _, err := f.Read(make([]byte, 1)); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	switch string(head[:min(n, 16)]) {
 	case "TEST-OVERFLOW":
 		return recurse(1), nil
 	case "TEST-HANG":

@@ -34,6 +34,13 @@ type Limits struct {
 	MaxMemory int64
 	// MaxDepth is the deepest a PDF page tree may nest.
 	MaxDepth int
+	// MaxChildren bounds the inspection processes (PagesIsolated's
+	// children, Ghostscript) running at once in this process, whoever
+	// started them; the default is GOMAXPROCS. See AcquireChild.
+	MaxChildren int
+	// ChildWait is how long a caller waits for one of the MaxChildren
+	// slots before it gets ErrBusy.
+	ChildWait time.Duration
 }
 
 // Defaults, used for zero fields of Limits.
@@ -47,6 +54,7 @@ const (
 	DefaultTimeout       = 10 * time.Second
 	DefaultMaxMemory     = 512 << 20
 	DefaultMaxDepth      = 256
+	DefaultChildWait     = 15 * time.Second
 )
 
 // ratioFloor: the compression ratio is checked for entries and archives
@@ -82,6 +90,12 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxChildren <= 0 {
+		l.MaxChildren = defaultMaxChildren()
+	}
+	if l.ChildWait <= 0 {
+		l.ChildWait = DefaultChildWait
 	}
 	return l
 }
