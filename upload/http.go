@@ -12,6 +12,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -199,14 +201,21 @@ var AcceptedExtensions = []string{"pdf", "ps", "xps", "json", "xml", "zip"}
 
 // CheckName checks an uploaded file's name and returns its extension, or
 // the HTTP status and message the specification gives for what is wrong:
-// 400 for a path, 500 for no extension, 403 for a type not accepted.
+// 400 for a path, 500 for no extension, 403 for a type not accepted. Every
+// name it accepts can be referenced from metadata (upload/metadata refuses
+// paths, drives, control characters and bytes that are not UTF-8 in
+// file_name), so that no file is stored that no letter could use.
 func CheckName(name string) (ext string, status int, msg string) {
 	switch {
 	case name == "" || name == "." || name == "..":
 		return "", fasthttp.StatusBadRequest, "a file name is required"
 	case strings.ContainsAny(name, "/\\") || strings.Contains(name, ".."):
 		return "", fasthttp.StatusBadRequest, fmt.Sprintf("file name %q contains a path; send the name alone", name)
-	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+	case len(name) >= 2 && name[1] == ':' && ('a' <= name[0]|0x20 && name[0]|0x20 <= 'z'):
+		return "", fasthttp.StatusBadRequest, fmt.Sprintf("file name %q names a drive; send the name alone", name)
+	case !utf8.ValidString(name):
+		return "", fasthttp.StatusBadRequest, fmt.Sprintf("file name %q is not UTF-8", name)
+	case strings.ContainsFunc(name, unicode.IsControl):
 		return "", fasthttp.StatusBadRequest, "file name contains control characters"
 	case len(name) > 255:
 		return "", fasthttp.StatusBadRequest, "file name longer than 255 bytes"
