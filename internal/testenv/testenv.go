@@ -8,6 +8,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -38,4 +39,25 @@ func DataDir() (string, error) {
 		return "", fmt.Errorf("shared reference data not found at %s: %w", d, err)
 	}
 	return d, nil
+}
+
+// Tool returns the path of an external program a test needs (qpdf,
+// pdftoppm, gs ...). When it is missing the test is skipped with the
+// reason, unless LODGE_REQUIRE_TOOLS is set (scripts/test sets it after
+// installing them), where it fails: CI never passes by skipping.
+func Tool(t interface {
+	Helper()
+	Skipf(string, ...any)
+	Fatalf(string, ...any)
+}, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("LODGE_REQUIRE_TOOLS") != "" {
+		t.Fatalf("%s is needed and not installed (scripts/test installs it): %v", name, err)
+	}
+	t.Skipf("%s is not installed (scripts/test installs it)", name)
+	return ""
 }
