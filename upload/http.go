@@ -192,6 +192,9 @@ func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid 
 	case ss.State == StateExpired:
 		fail(ctx, f, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
 		return ss, false
+	case ss.State == StateAbandoned:
+		fail(ctx, f, fasthttp.StatusNotFound, "session %s was abandoned (%s) and its files were deleted: send the corrected request again", epid, ss.Reason)
+		return ss, false
 	}
 	return ss, true
 }

@@ -596,8 +596,11 @@ func TestMultipart(t *testing.T) {
 		switch ss.State {
 		case StateEnded:
 			ended++
-		case StateExpired:
+		case StateAbandoned:
 			abandoned++
+			if ss.Reason == "" {
+				t.Errorf("abandoned session %s keeps no reason", ss.EPID)
+			}
 			if files, _ := w.s.Files(ss.EPID); len(files) > 0 {
 				t.Errorf("abandoned session %s keeps %d files", ss.EPID, len(files))
 			}

@@ -65,26 +65,44 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		h.internal(ctx, f, "create session", err)
 		return
 	}
-	// One request, one mailing: a request that fails leaves no session
-	// open with its files behind.
+	// One request, one mailing: a request that fails abandons its session,
+	// with its files, and the session keeps why (what the client was told)
+	// for whoever tries to continue it.
 	ended := false
+	why := "the request failed"
+	refuse := func(status int, format string, args ...any) {
+		why = fmt.Sprintf(format, args...)
+		fail(ctx, f, status, "%s", why)
+	}
 	defer func() {
 		if !ended {
-			if err := h.store.Abandon(ss.EPID); err != nil {
+			if err := h.store.Abandon(ss.EPID, why); err != nil {
 				h.log.Error("abandon multipart session", "session", ss.EPID, "err", err)
 			}
 		}
 	}()
+	tooLarge := func() {
+		ctx.SetConnectionClose()
+		refuse(fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)
+	}
 	body := &countingReader{r: bodyReader(ctx), max: h.cfg.MaxMultipartBytes}
 	mr := multipart.NewReader(body, params["boundary"])
 	n := 0
+	// A name is one file of the mailing: a second part of the same name
+	// would silently replace the first, and the letters go out with
+	// whichever came last.
+	partOf := map[string]int{} // file name → its part number
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			h.multipartError(ctx, f, err)
+			if errors.Is(err, errMultipartTooLarge) {
+				tooLarge()
+			} else {
+				refuse(fasthttp.StatusBadRequest, "malformed multipart body: %v", err)
+			}
 			return
 		}
 		if part.FormName() != "file" {
@@ -95,15 +113,20 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		name := path.Base(strings.ReplaceAll(part.FileName(), "\\", "/"))
 		ext, status, msg := CheckName(name)
 		if status != 0 {
-			fail(ctx, f, status, "part %d: %s", n+1, msg)
+			refuse(status, "part %d: %s", n+1, msg)
 			return
 		}
+		if first, dup := partOf[name]; dup {
+			refuse(fasthttp.StatusBadRequest, "parts %d and %d are both named %s: send each file once, under names of their own", first, n+1, name)
+			return
+		}
+		partOf[name] = n + 1
 		if _, status, msg := h.receive(ss, name, ext, -1, part); status != 0 {
 			if errors.Is(body.err(), errMultipartTooLarge) {
-				h.multipartError(ctx, f, errMultipartTooLarge)
+				tooLarge()
 				return
 			}
-			fail(ctx, f, status, "part %d: %s", n+1, msg)
+			refuse(status, "part %d: %s", n+1, msg)
 			return
 		}
 		n++
@@ -111,21 +134,28 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	// the parser may have found the closing boundary in what it read
 	// before it saw the error: the limit holds all the same
 	if errors.Is(body.err(), errMultipartTooLarge) {
-		h.multipartError(ctx, f, errMultipartTooLarge)
+		tooLarge()
 		return
 	}
 	if n == 0 {
-		fail(ctx, f, fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
+		refuse(fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
 		return
 	}
 	res, err := h.end(ss)
 	if err != nil {
+		why = "end session failed"
 		h.internal(ctx, f, "end session", err)
 		return
 	}
 	status := fasthttp.StatusOK
 	if res.Result != "ok" {
+		// the session is abandoned below, not kept open for corrected
+		// files as end_session's would be
 		status = fasthttp.StatusBadRequest
+		if len(res.Errs) > 1 {
+			res.Error = fmt.Sprintf("%d problems: correct them and send the whole request again", len(res.Errs))
+		}
+		why = "the mailing was rejected: " + res.Error
 	} else {
 		ended = true
 	}
@@ -137,13 +167,4 @@ func (c *countingReader) err() error {
 		return errMultipartTooLarge
 	}
 	return nil
-}
-
-func (h *Handler) multipartError(ctx *fasthttp.RequestCtx, f Format, err error) {
-	if errors.Is(err, errMultipartTooLarge) {
-		ctx.SetConnectionClose()
-		fail(ctx, f, fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)
-		return
-	}
-	fail(ctx, f, fasthttp.StatusBadRequest, "malformed multipart body: %s", fmt.Sprint(err))
 }

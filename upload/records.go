@@ -11,7 +11,8 @@ import "time"
 //	status      "received" (letters recorded and queued for lodgement),
 //	            "queued_auto" (no metadata or no letters: the auto
 //	            processor will read the documents), "rejected" (problems
-//	            below; the session stays open for corrected files)
+//	            below; the session stays open for corrected files, but
+//	            mpf_upload's is abandoned: the request is sent again)
 //	files       the files received, see File
 //	error       a one-line summary of the problems, empty when none
 //	errs        every problem, each "location: message"

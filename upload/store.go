@@ -47,11 +47,15 @@ const (
 	acctPrefix    = prefix + "acct/"
 )
 
-// Session states.
+// Session states: a session is open until it is ended (end_session
+// accepted its mailing), expires (its time ran out while open) or is
+// abandoned (a failed mpf_upload request: no client can go on with it).
+// An expired or abandoned session's files are deleted.
 const (
-	StateOpen    = "open"
-	StateEnded   = "ended"
-	StateExpired = "expired"
+	StateOpen      = "open"
+	StateEnded     = "ended"
+	StateExpired   = "expired"
+	StateAbandoned = "abandoned"
 )
 
 // Session is one upload session (EPID).
@@ -63,6 +67,9 @@ type Session struct {
 	Created time.Time `json:"created"`
 	Expires time.Time `json:"expires"`
 	Ended   time.Time `json:"ended,omitempty"`
+	// Reason says why an abandoned session was abandoned: the answer its
+	// request got.
+	Reason string `json:"reason,omitempty"`
 	// Result is the end_session answer once the session ended, so that
 	// end_session is idempotent.
 	Result *EndResult `json:"result,omitempty"`
@@ -737,20 +744,21 @@ func (s *Store) ExpireSessions() (int, error) {
 // expire expires one session under its lock if it is still open and past
 // its time at now: end_session may have ended it since it was listed.
 func (s *Store) expire(epid string, now time.Time) (bool, error) {
-	return s.close(epid, func(ss Session) bool { return now.After(ss.Expires) })
+	return s.close(epid, StateExpired, "", func(ss Session) bool { return now.After(ss.Expires) })
 }
 
-// Abandon closes an open session at once, as if its time had run out: its
-// files are deleted and it reads as expired. A multipart upload that fails
-// abandons its session, which no client could go on with.
-func (s *Store) Abandon(epid string) error {
-	_, err := s.close(epid, func(Session) bool { return true })
+// Abandon closes an open session at once: its files are deleted and it
+// reads as abandoned, with why (the answer the client got) as its Reason.
+// A multipart upload that fails abandons its session, which no client
+// could go on with.
+func (s *Store) Abandon(epid, why string) error {
+	_, err := s.close(epid, StateAbandoned, why, func(Session) bool { return true })
 	return err
 }
 
-// close expires the session epid under its lock when it is open and due
-// says so.
-func (s *Store) close(epid string, due func(Session) bool) (bool, error) {
+// close closes the session epid under its lock, as state (expired or
+// abandoned) for reason, when it is open and due says so.
+func (s *Store) close(epid, state, reason string, due func(Session) bool) (bool, error) {
 	mu := s.lock(epid)
 	mu.Lock()
 	defer mu.Unlock()
@@ -765,7 +773,7 @@ func (s *Store) close(epid string, due func(Session) bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ss.State = StateExpired
+	ss.State, ss.Reason = state, reason
 	err = s.Update(func(t *Tx) error {
 		t.PutSession(ss)
 		for _, f := range files {
