@@ -194,6 +194,9 @@ type Mailing struct {
 	Production Production      `json:"production"`
 	Files      []File          `json:"files,omitempty"`
 	Letters    int             `json:"letters"`
+	// Batches counts the print batches made of the mailing so far (it
+	// numbers the next).
+	Batches int `json:"batches,omitempty"`
 	// ReleaseAt is when the cancellation window ends: production waits for
 	// it.
 	ReleaseAt time.Time `json:"release_at"`
