@@ -151,7 +151,7 @@ func (r *benchRig) session(b *testing.B) (Session, []File) {
 		body      []byte
 	}{{"statements.pdf", "pdf", r.pdf}, {"statements.json", "json", r.meta}} {
 		check := func(head []byte) (string, error) { return checkContent(f.name, f.ext, head) }
-		if _, err := r.s.PutFile(ss, f.name, int64(len(f.body)), bytes.NewReader(f.body), check); err != nil {
+		if _, err := r.s.PutFile(ss, "clerk", f.name, int64(len(f.body)), bytes.NewReader(f.body), check); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -259,7 +259,7 @@ func BenchmarkPutFile(b *testing.B) {
 	check := func(head []byte) (string, error) { return checkContent("big.pdf", "pdf", head) }
 	b.SetBytes(int64(len(body)))
 	for i := 0; i < b.N; i++ {
-		f, err := s.PutFile(ss, "big.pdf", int64(len(body)), bytes.NewReader(body), check)
+		f, err := s.PutFile(ss, "clerk", "big.pdf", int64(len(body)), bytes.NewReader(body), check)
 		if err != nil || f.Size != int64(len(body)) || f.SHA1 != want {
 			b.Fatalf("PutFile: %+v %v", f, err)
 		}

@@ -48,7 +48,8 @@ type Handler struct {
 // that the handler can be tested on its own.
 type Assembler interface {
 	// End ends a session: it returns the answer, and whether the session
-	// was ended (false leaves it open for corrected files).
+	// was ended (false leaves it open for corrected files). ss.EndedBy is
+	// who asks to end it.
 	End(ss Session, files []File) (EndResult, error)
 }
 
@@ -172,7 +173,9 @@ func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix str
 }
 
 // session loads a session for a caller: 404 when there is none (or it
-// expired), 403 when it is another account's or another user's.
+// expired or was abandoned), 403 when it is another account's. A session
+// belongs to its account: any valid credential of the account continues
+// it, whoever opened it (and whether or not that key was revoked since).
 func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid string) (Session, bool) {
 	ss, err := h.store.Session(epid)
 	switch {
@@ -184,10 +187,6 @@ func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid 
 		return ss, false
 	case ss.Account != p.Account:
 		fail(ctx, f, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
-		return ss, false
-	case ss.User != p.User:
-		// sessions belong to the user (or API key) that opened them
-		fail(ctx, f, fasthttp.StatusForbidden, "session %s was opened by another user of account %s", epid, p.Account)
 		return ss, false
 	case ss.State == StateExpired:
 		fail(ctx, f, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
@@ -265,7 +264,7 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 		fail(ctx, f, status, "%s", msg)
 		return
 	}
-	file, status, msg := h.receive(ss, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
+	file, status, msg := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
 	if status != 0 {
 		if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusForbidden || status == fasthttp.StatusServiceUnavailable {
 			ctx.SetConnectionClose() // the rest of the body is not read
@@ -310,9 +309,9 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 
 // receive stores a file whose name was checked, checking its content
 // against its extension first.
-func (h *Handler) receive(ss Session, name, ext string, declared int, body io.Reader) (File, int, string) {
+func (h *Handler) receive(ss Session, by, name, ext string, declared int, body io.Reader) (File, int, string) {
 	check := func(head []byte) (string, error) { return checkContent(name, ext, head) }
-	file, err := h.store.PutFile(ss, name, int64(declared), body, check)
+	file, err := h.store.PutFile(ss, by, name, int64(declared), body, check)
 	var rejected *rejectedError
 	switch {
 	case err == nil:
@@ -352,7 +351,7 @@ func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix strin
 	if !ok {
 		return
 	}
-	res, err := h.end(ss)
+	res, err := h.end(ss, p.User)
 	if err != nil {
 		h.internal(ctx, f, "end session", err)
 		return
@@ -364,8 +363,9 @@ func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix strin
 	reply(ctx, f, status, encodeEnd(f, res))
 }
 
-// end ends a session once: a second call answers as the first did.
-func (h *Handler) end(ss Session) (EndResult, error) {
+// end ends a session once, by the user or key by: a second call answers
+// as the first did.
+func (h *Handler) end(ss Session, by string) (EndResult, error) {
 	mu := h.store.lock(ss.EPID)
 	mu.Lock()
 	defer mu.Unlock()
@@ -380,6 +380,7 @@ func (h *Handler) end(ss Session) (EndResult, error) {
 	if err != nil {
 		return EndResult{}, err
 	}
+	cur.EndedBy = by
 	return h.asm.End(cur, files)
 }
 

@@ -246,7 +246,7 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 				continue
 			}
 			archive := f.Name
-			nf, err := l.store.putFileLocked(ss, e.Name, int64(buf.Len()), &buf,
+			nf, err := l.store.putFileLocked(ss, f.By, e.Name, int64(buf.Len()), &buf,
 				func(head []byte) (string, error) { return checkContent(e.Name, ext, head) },
 				func(r *File) { r.Archive = archive })
 			if err != nil {

@@ -95,7 +95,7 @@ func (r *rig) put(ss Session, files ...any) {
 // end ends a session as end_session does.
 func (r *rig) end(ss Session) EndResult {
 	r.t.Helper()
-	res, err := r.h.end(ss)
+	res, err := r.h.end(ss, "clerk")
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestEndCorrected(t *testing.T) {
 	if ls := r.letters(ss.EPID); len(ls) != 1 {
 		t.Errorf("letters %+v, want one", ls)
 	}
-	if _, err := r.s.PutFile(ss, "late.pdf", -1, strings.NewReader("%PDF-1.4"), func([]byte) (string, error) { return "pdf", nil }); !errors.Is(err, ErrSessionClosed) {
+	if _, err := r.s.PutFile(ss, "clerk", "late.pdf", -1, strings.NewReader("%PDF-1.4"), func([]byte) (string, error) { return "pdf", nil }); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("upload after the end: %v, want ErrSessionClosed", err)
 	}
 	checkBlobs(t, r.s, ss.EPID)

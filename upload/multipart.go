@@ -121,7 +121,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 			return
 		}
 		partOf[name] = n + 1
-		if _, status, msg := h.receive(ss, name, ext, -1, part); status != 0 {
+		if _, status, msg := h.receive(ss, p.User, name, ext, -1, part); status != 0 {
 			if errors.Is(body.err(), errMultipartTooLarge) {
 				tooLarge()
 				return
@@ -141,7 +141,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		refuse(fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
 		return
 	}
-	res, err := h.end(ss)
+	res, err := h.end(ss, p.User)
 	if err != nil {
 		why = "end session failed"
 		h.internal(ctx, f, "end session", err)

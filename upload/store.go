@@ -60,13 +60,16 @@ const (
 
 // Session is one upload session (EPID).
 type Session struct {
-	EPID    string    `json:"epid"`
-	Account string    `json:"account"`
-	User    string    `json:"user"` // user name or API key id
+	EPID    string `json:"epid"`
+	Account string `json:"account"`
+	// User opened the session (a user name or an API key id); any valid
+	// credential of the account may continue and end it.
+	User    string    `json:"user"`
 	State   string    `json:"state"`
 	Created time.Time `json:"created"`
 	Expires time.Time `json:"expires"`
 	Ended   time.Time `json:"ended,omitempty"`
+	EndedBy string    `json:"ended_by,omitempty"` // who ended it (user name or API key id)
 	// Reason says why an abandoned session was abandoned: the answer its
 	// request got.
 	Reason string `json:"reason,omitempty"`
@@ -91,6 +94,7 @@ type File struct {
 	Pages    int     `json:"pages,omitempty"` // page count of a document, once known
 	Blob     string  `json:"blob"`            // blob file name under blobs/<epid>/
 	Archive  string  `json:"archive,omitempty"`
+	By       string  `json:"by,omitempty"` // who uploaded it last (user name or API key id)
 }
 
 // Intent values: what a file is used as in its mailing.
@@ -421,20 +425,21 @@ func (s *Store) BlobPath(epid string, f File) string {
 // stores anything.
 const HeadSize = 8 << 10
 
-// PutFile stores body as the file name of an open session, replacing an
+// PutFile stores body as the file name of an open session, uploaded by
+// by (a user name or API key id of the session's account), replacing an
 // earlier upload of the same name. check sees the first HeadSize bytes (or
 // all of a shorter body) before anything is stored and may refuse the file.
 // The returned record is committed and its content synced.
-func (s *Store) PutFile(ss Session, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error)) (File, error) {
+func (s *Store) PutFile(ss Session, by, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error)) (File, error) {
 	mu := s.lock(ss.EPID)
 	mu.Lock()
 	defer mu.Unlock()
-	return s.putFileLocked(ss, name, declared, body, check, nil)
+	return s.putFileLocked(ss, by, name, declared, body, check, nil)
 }
 
 // putFileLocked is PutFile for a caller holding the session's lock; edit,
 // when set, amends the record before it is committed.
-func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error), edit func(*File)) (File, error) {
+func (s *Store) putFileLocked(ss Session, by, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error), edit func(*File)) (File, error) {
 	cur, err := s.Session(ss.EPID)
 	if err != nil {
 		return File{}, err
@@ -506,7 +511,7 @@ func (s *Store) putFileLocked(ss Session, name string, declared int64, body io.R
 	hadPrev := s.get(filePrefix+ss.EPID+"/"+name, &prev) == nil
 	now := float64(s.opt.Now().UnixNano()) / 1e9
 	f := File{Name: name, Size: size, Received: size, Declared: declared, Chunks: 1, First: now, Last: now,
-		SHA1: hex.EncodeToString(h.Sum(nil)), Kind: kind, Blob: blob}
+		SHA1: hex.EncodeToString(h.Sum(nil)), Kind: kind, Blob: blob, By: by}
 	if hadPrev {
 		f.Chunks, f.First = prev.Chunks+1, prev.First
 	}

@@ -104,7 +104,7 @@ func put(t *testing.T, s *Store, ss Session, name string, body []byte) File {
 	if status != 0 {
 		t.Fatalf("put %s: %d %s", name, status, msg)
 	}
-	f, err := s.PutFile(ss, name, int64(len(body)), bytes.NewReader(body),
+	f, err := s.PutFile(ss, "clerk", name, int64(len(body)), bytes.NewReader(body),
 		func(head []byte) (string, error) { return checkContent(name, ext, head) })
 	if err != nil {
 		t.Fatalf("put %s: %v", name, err)
@@ -241,7 +241,7 @@ func TestSessions(t *testing.T) {
 	if got, _ := s.Session(ss.EPID); got.State != StateExpired {
 		t.Errorf("after expiry: %s, want expired", got.State)
 	}
-	if _, err := s.PutFile(ss, "a.pdf", -1, bytes.NewReader(pdfPages(1)), func([]byte) (string, error) { return "pdf", nil }); !errors.Is(err, ErrSessionClosed) {
+	if _, err := s.PutFile(ss, "clerk", "a.pdf", -1, bytes.NewReader(pdfPages(1)), func([]byte) (string, error) { return "pdf", nil }); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("upload to an expired session: %v, want ErrSessionClosed", err)
 	}
 }
@@ -295,7 +295,7 @@ func TestPutFileRefused(t *testing.T) {
 	ok := func(head []byte) (string, error) { return "pdf", nil }
 	f := func(name string, declared int64, body []byte, check func([]byte) (string, error), want error, wantMsg string) {
 		t.Helper()
-		_, err := s.PutFile(ss, name, declared, bytes.NewReader(body), check)
+		_, err := s.PutFile(ss, "clerk", name, declared, bytes.NewReader(body), check)
 		switch {
 		case err == nil:
 			t.Errorf("%s: stored", name)
@@ -318,7 +318,7 @@ func TestPutFileRefused(t *testing.T) {
 	f("short.pdf", 5000, pdfPages(1), ok, nil, "Content-Length said") // fewer bytes than declared
 	f("keep.pdf", -1, big, ok, ErrTooLarge, "")                       // a refused replacement keeps the old file
 	var rej *rejectedError
-	if _, err := s.PutFile(ss, "x.pdf", -1, bytes.NewReader([]byte("GIF89a")), func(head []byte) (string, error) {
+	if _, err := s.PutFile(ss, "clerk", "x.pdf", -1, bytes.NewReader([]byte("GIF89a")), func(head []byte) (string, error) {
 		return checkContent("x.pdf", "pdf", head)
 	}); !errors.As(err, &rej) {
 		t.Errorf("content not matching its extension: %v, want a rejectedError", err)
@@ -326,7 +326,7 @@ func TestPutFileRefused(t *testing.T) {
 	// the check sees the first HeadSize bytes and nothing more
 	var seen int
 	peek := func(head []byte) (string, error) { seen = len(head); return "pdf", nil }
-	if _, err := s.PutFile(ss, "h.pdf", int64(len(big)-(90<<10)), bytes.NewReader(big[:len(big)-(90<<10)]), peek); err != nil || seen != HeadSize {
+	if _, err := s.PutFile(ss, "clerk", "h.pdf", int64(len(big)-(90<<10)), bytes.NewReader(big[:len(big)-(90<<10)]), peek); err != nil || seen != HeadSize {
 		t.Errorf("check saw %d bytes (%v), want %d", seen, err, HeadSize)
 	}
 	checkBlobs(t, s, ss.EPID)
@@ -494,7 +494,7 @@ func TestConcurrentUploads(t *testing.T) {
 				defer wg.Done()
 				name := fmt.Sprintf("d%d.pdf", i%4) // pairs race on one name
 				body := pdfPages(1 + i)
-				_, err := s.PutFile(ss, name, -1, bytes.NewReader(body),
+				_, err := s.PutFile(ss, "clerk", name, -1, bytes.NewReader(body),
 					func(head []byte) (string, error) { return checkContent(name, "pdf", head) })
 				if err != nil {
 					errs <- err
