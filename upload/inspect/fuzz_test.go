@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"testing"
 	"time"
 )
@@ -132,15 +133,53 @@ func FuzzPSPages(f *testing.F) {
 	})
 }
 
+// FuzzXPSPages: any bytes as an XPS package, and the same bytes read as
+// parts ("name\x00content\x00name\x00content...") stored in a ZIP with
+// their CRCs right, so that mutations reach the XML behind the archive's
+// checksums. The seeds are small on purpose: the fuzzer minimises every new
+// input it finds before going on, and with packages of kilobytes that took
+// a whole one-minute run (5 executions).
 func FuzzXPSPages(f *testing.F) {
-	f.Add(twoPageXPS(f))
-	parts := xpsParts()
-	parts = append(parts[:2], parts[4:]...)
-	f.Add(zipOf(f, parts...))
-	f.Add(rawZip(rawEntry{name: "_rels/.rels", data: []byte(xpsParts()[3])}, rawEntry{name: "FixedDocSeq.fdseq", data: []byte(xpsParts()[5])}))
+	for _, s := range []string{
+		"a.fdseq\x00<DocumentReference Source=\"b.fdoc\"/>\x00b.fdoc\x00<PageContent/><PageContent/>",
+		"_rels/.rels\x00<Relationship Type=\"x/fixedrepresentation\" Target=\"/s.fdseq\"/>\x00s.fdseq\x00" +
+			"<DocumentReference Source=\"d/d.fdoc\"/><DocumentReference Source=\"/d/d.fdoc#x\"/>\x00d/d.fdoc\x00<PageContent Source=\"p.fpage\"/>",
+		"a.fdseq\x00\xFF\xFE<\x00D\x00o\x00c\x00u\x00m\x00e\x00n\x00t\x00R\x00e\x00f\x00e\x00r\x00e\x00n\x00c\x00e\x00/\x00>\x00",
+	} {
+		f.Add([]byte(s))
+		f.Add(partsZip([]byte(s)))
+	}
+	limitMinimization(f, "2000x")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := pages(XPS, bytes.NewReader(data), int64(len(data)), fuzzLimits)
-		checkCount(t, n, err)
-		_ = ZipIsXPS(bytes.NewReader(data), int64(len(data)))
+		for _, pkg := range [][]byte{data, partsZip(data)} {
+			n, err := pages(XPS, bytes.NewReader(pkg), int64(len(pkg)), fuzzLimits)
+			checkCount(t, n, err)
+			_ = ZipIsXPS(bytes.NewReader(pkg), int64(len(pkg)))
+		}
 	})
+}
+
+// partsZip stores parts given as "name\x00content\x00name\x00content..."
+// (at most 16) in a ZIP.
+func partsZip(data []byte) []byte {
+	f := bytes.SplitN(data, []byte{0}, 33)
+	var es []rawEntry
+	for i := 0; i+1 < len(f) && len(es) < 16; i += 2 {
+		es = append(es, rawEntry{name: string(f[i]), data: f[i+1]})
+	}
+	return rawZip(es...)
+}
+
+// limitMinimization bounds how long the fuzzer minimises each new input
+// (-test.fuzzminimizetime, default 60 s) unless the command line sets it:
+// minimising is time not spent finding inputs, and an input that needs a
+// minute to shrink is not worth it. The flag is read when f.Fuzz starts.
+func limitMinimization(f *testing.F, budget string) {
+	set := false
+	flag.Visit(func(fl *flag.Flag) { set = set || fl.Name == "test.fuzzminimizetime" })
+	if fl := flag.Lookup("test.fuzzminimizetime"); fl != nil && !set {
+		if err := fl.Value.Set(budget); err != nil {
+			f.Fatal(err)
+		}
+	}
 }
