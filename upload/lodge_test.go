@@ -496,10 +496,8 @@ type recent struct {
 		Status    string   `json:"status"`
 		CreatedTS float64  `json:"created_ts"`
 		EndedTS   *float64 `json:"ended_ts"`
-		Files     int      `json:"files"`
-		Letters   int      `json:"letters"`
-		Held      int      `json:"held"`
-		Lodged    int      `json:"lodged"`
+		Files     int            `json:"files"`
+		Letters   map[string]int `json:"letters"`
 	} `json:"uploads"`
 }
 
@@ -531,9 +529,16 @@ func TestRecentUploads(t *testing.T) {
 	if _, err := r.s.ExpireSessions(); err != nil {
 		t.Fatal(err)
 	}
-	held := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne, wrongPC, emailOnly))
+	held := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne, wrongPC, emailOnly, ref(melbourne, "R-1")))
 	endedAt := r.c.Now()
 	r.c.Add(time.Minute)
+	lodged := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne, emailOnly))
+	r.c.Add(time.Minute)
+	cancelled := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", ref(melbourne, "R-1"), ref(emailOnly, "R-1")))
+	r.c.Add(time.Minute)
+	if _, err := r.s.CancelRefs("ABC12345", []string{"R-1"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := r.l.RunOnce(); err != nil {
 		t.Fatal(err)
 	}
@@ -548,16 +553,19 @@ func TestRecentUploads(t *testing.T) {
 	r.s.CreateSession("XYZ99999", "them")
 
 	type row struct {
-		epid, status                  string
-		ended                         bool
-		files, letters, nheld, lodged int
+		epid, status string
+		ended        bool
+		files        int
+		letters      string // the counts as fmt prints a map
 	}
 	want := []row{
-		{open.EPID, "open", false, 2, 0, 0, 0},
-		{queued.EPID, "received", true, 2, 1, 0, 0},
-		{auto.EPID, "queued_auto", true, 1, 0, 0, 0},
-		{held.EPID, "processed", true, 2, 3, 1, 2},
-		{expired.EPID, "expired", false, 0, 0, 0, 0},
+		{open.EPID, "open", false, 2, "map[]"},
+		{queued.EPID, "received", true, 2, "map[Received:1]"},
+		{auto.EPID, "queued_auto", true, 1, "map[]"},
+		{cancelled.EPID, "cancelled", true, 2, "map[Cancelled:2]"},
+		{lodged.EPID, "lodged", true, 2, "map[Lodged:2]"},
+		{held.EPID, "mixed", true, 2, "map[Cancelled:1 Held:1 Lodged:2]"},
+		{expired.EPID, "expired", false, 0, "map[]"},
 	}
 	f := func(params string, want ...row) {
 		t.Helper()
@@ -570,7 +578,10 @@ func TestRecentUploads(t *testing.T) {
 		}
 		for i, w := range want {
 			u := got.Uploads[i]
-			g := row{u.EPID, u.Status, u.EndedTS != nil, u.Files, u.Letters, u.Held, u.Lodged}
+			if u.Letters == nil {
+				t.Errorf("%s: upload %d: letters null, want an object", params, i)
+			}
+			g := row{u.EPID, u.Status, u.EndedTS != nil, u.Files, fmt.Sprint(u.Letters)}
 			if g != w {
 				t.Errorf("%s: upload %d: %+v, want %+v", params, i, g, w)
 			}
@@ -583,11 +594,11 @@ func TestRecentUploads(t *testing.T) {
 	f(`{"account":"ABC12345","limit":1000}`, want...)
 	f(`{"account":"ABC12345","limit":2}`, want[:2]...)
 	f(`{"account":"ABC12345","limit":2,"before":"`+queued.EPID+`"}`, want[2:4]...)
-	f(`{"account":"ABC12345","before":"`+held.EPID+`"}`, want[4:]...)
+	f(`{"account":"ABC12345","before":"`+held.EPID+`"}`, want[6:]...)
 	f(`{"account":"ABC12345","before":"` + expired.EPID + `"}`)
 
 	// times, as Unix seconds
-	got, _, _ := call(me, `{"account":"ABC12345","before":"`+auto.EPID+`"}`)
+	got, _, _ := call(me, `{"account":"ABC12345","before":"`+lodged.EPID+`"}`)
 	hs, _ := r.s.Session(held.EPID)
 	if u := got.Uploads[0]; u.EPID != held.EPID || u.CreatedTS != float64(hs.Created.UnixNano())/1e9 ||
 		u.EndedTS == nil || *u.EndedTS != float64(endedAt.UnixNano())/1e9 {

@@ -184,10 +184,14 @@ type recentUpload struct {
 	CreatedTS float64  `json:"created_ts"`
 	EndedTS   *float64 `json:"ended_ts"` // null while the session has not ended
 	Files     int      `json:"files"`
-	Letters   int      `json:"letters"`
-	Held      int      `json:"held"`
-	Lodged    int      `json:"lodged"`
+	// Letters counts the mailing's letters by the status they carry now,
+	// whatever statuses there are: a status no letter has is absent.
+	Letters map[string]int `json:"letters"`
 }
+
+// StatusMixed is recent_uploads' status of a mailing whose letters are
+// not all in one status.
+const StatusMixed = "mixed"
 
 // RecentUploads is the JSON-RPC method recent_uploads: the caller's
 // account's sessions, newest first. Params {"account": "ABC12345",
@@ -197,18 +201,22 @@ type recentUpload struct {
 // Result {"uploads": [...]}, each:
 //
 //	epid        the session identifier
-//	status      "open", "expired" (timed out open, or a failed multipart
-//	            request: its files were deleted),
-//	            or once ended the mailing's status: "received" (letters
-//	            queued for lodgement), "queued_auto" (for the auto
-//	            processor), "processed" (lodgement done: see held, lodged)
+//	status      "open", "expired" (timed out open: its files were
+//	            deleted), "abandoned" (a failed mpf_upload request: its
+//	            files were deleted), or once ended the mailing's status,
+//	            told by its letters: the status all of them share, in
+//	            lower case ("received": queued for lodgement, "lodged",
+//	            "held", "cancelled"), "mixed" when they differ (see
+//	            letters); a mailing without letters "queued_auto" (for
+//	            the auto processor, which this version does not have: it
+//	            stays so)
 //	created_ts  Unix time (with fraction) the session was opened
 //	ended_ts    Unix time end_session ended it; null while it has not
 //	files       files stored in the session (ZIP entries count as files)
-//	letters     letters of the mailing (0 before it ended and for the
-//	            auto processor)
-//	held        letters held (invalid postal address or customer hold)
-//	lodged      letters lodged
+//	letters     the mailing's letters counted by status, e.g.
+//	            {"Lodged": 2, "Held": 1}: every status a letter carries
+//	            (get_letter_status's), {} before the end and for the auto
+//	            processor
 func (s *Store) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int, string) {
 	var in struct {
 		Account string `json:"account"`
@@ -290,7 +298,7 @@ func (s *Store) recentUpload(epid string) (recentUpload, error) {
 	if err != nil {
 		return recentUpload{}, err
 	}
-	u := recentUpload{EPID: epid, Status: ss.State, CreatedTS: unixSeconds(ss.Created)}
+	u := recentUpload{EPID: epid, Status: ss.State, CreatedTS: unixSeconds(ss.Created), Letters: map[string]int{}}
 	if err := s.scan(filePrefix+epid+"/", func(k, v []byte) error { u.Files++; return nil }); err != nil {
 		return u, err
 	}
@@ -310,16 +318,25 @@ func (s *Store) recentUpload(epid string) (recentUpload, error) {
 	if err != nil {
 		return u, err
 	}
-	u.Letters = len(letters)
 	for _, l := range letters {
-		switch l.Status {
-		case LetterHeld:
-			u.Held++
-		case LetterLodged:
-			u.Lodged++
-		}
+		u.Letters[l.Status]++
+	}
+	if len(letters) > 0 {
+		u.Status = mailingStatus(u.Letters)
 	}
 	return u, nil
+}
+
+// mailingStatus tells a mailing's status from its letters' counts: the
+// status all share, in lower case, or StatusMixed.
+func mailingStatus(counts map[string]int) string {
+	if len(counts) != 1 {
+		return StatusMixed
+	}
+	for st := range counts {
+		return strings.ToLower(st)
+	}
+	return StatusMixed
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(time.Second) }

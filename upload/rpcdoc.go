@@ -41,9 +41,10 @@ const (
 		`{"name":"before","required":false,"description":"A session of the account: list those created before it (the last epid of one answer gives the next page).","schema":{"type":"string"}}],` +
 		`"result":{"name":"result","schema":{"type":"object","required":["uploads"],"properties":{"uploads":{"type":"array","items":{"type":"object","properties":{` +
 		`"epid":{"type":"string"},` +
-		`"status":{"type":"string","enum":["open","expired","received","queued_auto","processed"]},` +
+		`"status":{"type":"string","description":"open, expired, abandoned (a failed mpf_upload), or once ended the status all the mailing's letters share in lower case (received, lodged, held, cancelled ...), mixed when they differ, queued_auto for a mailing without letters"},` +
 		`"created_ts":{"type":"number","description":"Unix time the session was opened"},` +
 		`"ended_ts":{"type":["number","null"],"description":"Unix time end_session ended it; null while open"},` +
-		`"files":{"type":"integer"},"letters":{"type":"integer"},"held":{"type":"integer"},"lodged":{"type":"integer"}}}}}}},` +
+		`"files":{"type":"integer"},` +
+		`"letters":{"type":"object","additionalProperties":{"type":"integer"},"description":"The mailing's letters counted by status (Received, Held, Lodged, Cancelled ...); a status no letter has is absent"}}}}}}},` +
 		`"errors":[{"code":-32602,"message":"invalid params: missing account, another account, a bad limit or an unknown before"}]}`
 )
