@@ -492,10 +492,10 @@ func TestZipCorrected(t *testing.T) {
 // recent is recent_uploads' answer.
 type recent struct {
 	Uploads []struct {
-		EPID      string   `json:"epid"`
-		Status    string   `json:"status"`
-		CreatedTS float64  `json:"created_ts"`
-		EndedTS   *float64 `json:"ended_ts"`
+		EPID      string         `json:"epid"`
+		Status    string         `json:"status"`
+		CreatedTS float64        `json:"created_ts"`
+		EndedTS   *float64       `json:"ended_ts"`
 		Files     int            `json:"files"`
 		Letters   map[string]int `json:"letters"`
 	} `json:"uploads"`
