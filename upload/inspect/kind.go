@@ -56,7 +56,9 @@ const pdfHeaderWindow = 1024
 //     ZIP, and ZipIsXPS tells them apart;
 //   - JSON: first non-space byte "{" or "[", after an optional UTF-8 BOM;
 //   - XML: "<?xml", "<!--", "<!DOCTYPE" or "<" and a name start, after an
-//     optional BOM (UTF-8 or UTF-16) and white space.
+//     optional BOM (UTF-8 or UTF-16) and white space; in UTF-16 (a BOM, or
+//     '<' or white space in two bytes, one of them zero), the same in its
+//     characters, and after a UTF-16 BOM any '<'.
 //
 // Anything else is Unknown.
 func Sniff(head []byte) Kind {
@@ -112,10 +114,14 @@ func sniffText(head []byte) Kind {
 	switch {
 	case bytes.HasPrefix(head, []byte("\xEF\xBB\xBF")):
 		head = head[3:]
-	case len(head) >= 4 && (head[0] == 0xFF && head[1] == 0xFE && head[2] == '<' && head[3] == 0 ||
-		head[0] == 0xFE && head[1] == 0xFF && head[2] == 0 && head[3] == '<'):
-		// UTF-16 XML (JSON must be UTF-8).
-		return XML
+	case len(head) >= 2 && (head[0] == 0xFF && head[1] == 0xFE || head[0] == 0xFE && head[1] == 0xFF):
+		return sniffUTF16(head[2:], head[0] == 0xFE, true)
+	case len(head) >= 2 && head[1] == 0 && isUTF16Start(head[0]):
+		// UTF-16LE without a byte order mark (XML 1.0 appendix F: its
+		// declaration names the encoding)
+		return sniffUTF16(head, false, false)
+	case len(head) >= 2 && head[0] == 0 && isUTF16Start(head[1]):
+		return sniffUTF16(head, true, false)
 	}
 	head = bytes.TrimLeft(head, " \t\r\n")
 	if len(head) == 0 {
@@ -134,6 +140,29 @@ func sniffText(head []byte) Kind {
 			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= 0x80 {
 			return XML
 		}
+	}
+	return Unknown
+}
+
+func isUTF16Start(c byte) bool { return c == '<' || c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// sniffUTF16 sniffs UTF-16 text as XML or Unknown (JSON must be UTF-8):
+// its ASCII characters as bytes, any other character as 0x80. After a
+// byte order mark a '<' first (after white space) is enough.
+func sniffUTF16(b []byte, bigEndian, bom bool) Kind {
+	narrow := make([]byte, 0, len(b)/2)
+	for i := 0; i+1 < len(b); i += 2 {
+		hi, lo := b[i+1], b[i]
+		if bigEndian {
+			hi, lo = lo, hi
+		}
+		if hi != 0 || lo >= 0x80 {
+			lo = 0x80
+		}
+		narrow = append(narrow, lo)
+	}
+	if t := bytes.TrimLeft(narrow, " \t\r\n"); bom && len(t) > 0 && t[0] == '<' || sniffText(narrow) == XML {
+		return XML
 	}
 	return Unknown
 }

@@ -86,9 +86,18 @@
 //
 // The spec leaves the XML form open beyond its root element and its
 // text-valued primitives; this package reads the following. The file is
-// UTF-8 unless its declaration names ISO-8859-1 (latin1), Windows-1252 or
-// US-ASCII, which are converted; other encodings, UTF-16 included, are
-// refused. A byte order mark is skipped; the declaration <?xml …?> is
+// UTF-8 or UTF-16 (XML 1.0 requires both; .NET writes UTF-16 by default),
+// or ISO-8859-1 (latin1), Windows-1252 or US-ASCII when its declaration
+// names them; all are converted to UTF-8 before they are read. UTF-16 is
+// told by its byte order mark (FF FE little-endian, FE FF big-endian) or,
+// without one, by a first character ('<' or white space) written in two
+// bytes, one of them zero; without a mark the declaration must name
+// UTF-16 (encoding="UTF-16", or UTF-16LE or UTF-16BE as the bytes are).
+// Refused, with their line: a byte order mark and a declaration that
+// disagree, a UTF-16 declaration in a file that is not UTF-16, a lone
+// surrogate or half a character at the end (with its column too), and
+// any other encoding (UTF-32, EBCDIC, Shift_JIS …). A UTF-8 byte order
+// mark is skipped; the declaration <?xml …?> is
 // optional and, when present, comes first (white space may precede it).
 // A document type declaration (<!DOCTYPE …>) is refused, so no entity is
 // ever defined or expanded: only the five predefined entities (&amp; &lt;
@@ -158,7 +167,8 @@
 // # Limits
 //
 // Limits bound every input (zero fields take the defaults): MaxBytes
-// (32 MiB), MaxDepth (32 levels of objects and arrays, or of elements),
+// (32 MiB of the file as given; the UTF-8 copy of a UTF-16 file is at
+// most 1.5 times as long), MaxDepth (32 levels of objects and arrays, or of elements),
 // MaxLetters (100,000; the first are kept and one problem is reported),
 // MaxStringBytes (64 KiB per decoded value or key), MaxValues (2,000,000
 // attachments, postal lines, files entries and custom_data entries in

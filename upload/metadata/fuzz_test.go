@@ -2,6 +2,7 @@ package metadata_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -9,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/lodge-mail/lodge/upload/metadata"
 )
@@ -51,13 +55,46 @@ func FuzzParseJSON(f *testing.F) {
 func FuzzParseXML(f *testing.F) {
 	seed(f, ".xml", `<pack><letters><letter><postal><line><suburb>A</suburb></line></postal></letter></letters></pack>`,
 		`<pack>`, `<!DOCTYPE x><pack/>`, `<pack/><pack/>`, `<?xml version="1.0" encoding="latin1"?><pack><title>`+"\xe9"+`</title></pack>`,
-		`<pack xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><title xsi:nil="true"/></pack>`, `<pack><title><![CDATA[x]]></title></pack>`)
+		`<pack xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><title xsi:nil="true"/></pack>`, `<pack><title><![CDATA[x]]></title></pack>`,
+		// UTF-16: odd, a lone surrogate, BOM and declaration at odds, no BOM
+		bomLE+le("<pack/>")+"x", bomBE+be("<pack><title>")+"\xd8\x00<\x00", bomLE+le(`<?xml version="1.0" encoding="utf-8"?><pack/>`),
+		be(`<?xml version="1.0" encoding="UTF-16"?><pack><title>😀</title></pack>`), le("<pack/>"))
+	if paths, _ := filepath.Glob(filepath.Join("testdata", "utf16", "*.xml")); len(paths) > 0 {
+		for _, p := range paths {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, probs := metadata.Parse("m.xml", data, fuzzLimits)
 		check(t, data, p, probs)
 		if len(probs) == 0 {
 			if err := wellFormed(data); err != nil {
 				t.Fatalf("%q: accepted, but %v", data, err)
+			}
+		}
+	})
+}
+
+// FuzzParseXMLUTF16: a UTF-8 XML file and the same text in UTF-16 (with
+// a byte order mark, either order) give the same pack and the same
+// problems, whatever the text.
+func FuzzParseXMLUTF16(f *testing.F) {
+	seed(f, ".xml", `<pack><letters><letter><postal><line>Chloë 😀</line></postal></letter></letters></pack>`,
+		"<pack>\n<title>a</title>\n<x/>\n", `<pack><title>&#xD800;</title></pack>`, "<pack><title>\uFFFE\U0010FFFF</title></pack>")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// The declaration would have to change with the encoding; NUL
+		// bytes make UTF-8 text look like UTF-16 (and are refused).
+		if !utf8.Valid(data) || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) || bytes.Contains(data, []byte("<?xml")) ||
+			bytes.IndexByte(data, 0) >= 0 || 2+4*len(data) > fuzzLimits.MaxBytes {
+			return
+		}
+		want, wantProbs := metadata.Parse("m.xml", data, fuzzLimits)
+		for _, in := range []string{bomLE + le(string(data)), bomBE + be(string(data))} {
+			got, probs := metadata.Parse("m.xml", []byte(in), fuzzLimits)
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(probs, wantProbs) {
+				t.Fatalf("%q in UTF-16 %q: %s %q; in UTF-8: %s %q", data, in[:2], dump(got), strs(probs), dump(want), strs(wantProbs))
 			}
 		}
 	})
@@ -96,9 +133,38 @@ func check(t *testing.T, data []byte, p *metadata.Pack, probs []metadata.Problem
 	}
 }
 
-// wellFormed reads data with encoding/xml alone: no error, no DTD.
+// wellFormed reads data with encoding/xml alone: no error, no DTD. UTF-16
+// (XML 1.0 appendix F: a byte order mark, or '<' or white space in two
+// bytes, one of them zero) is decoded with unicode/utf16 first and must
+// hold no lone surrogate.
 func wellFormed(data []byte) error {
-	d := xml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte(bomLE)):
+		order, data = binary.LittleEndian, data[2:]
+	case bytes.HasPrefix(data, []byte(bomBE)):
+		order, data = binary.BigEndian, data[2:]
+	case len(data) >= 2 && data[1] == 0 && bytes.IndexByte([]byte("< \t\r\n"), data[0]) >= 0:
+		order = binary.LittleEndian
+	case len(data) >= 2 && data[0] == 0 && bytes.IndexByte([]byte("< \t\r\n"), data[1]) >= 0:
+		order = binary.BigEndian
+	}
+	if order != nil {
+		if len(data)%2 != 0 {
+			return errors.New("UTF-16 of an odd number of bytes")
+		}
+		u := make([]uint16, len(data)/2)
+		for i := range u {
+			u[i] = order.Uint16(data[2*i:])
+		}
+		runes := utf16.Decode(u)
+		if !slices.Equal(utf16.Encode(runes), u) {
+			return errors.New("a lone surrogate")
+		}
+		data = []byte(string(runes))
+	}
+	d := xml.NewDecoder(bytes.NewReader(data))
 	d.CharsetReader = func(string, io.Reader) (io.Reader, error) { return bytes.NewReader(nil), nil }
 	for {
 		tok, err := d.Token()

@@ -107,10 +107,13 @@ func TestHostile(t *testing.T) {
 	f("two.xml", []byte(`<pack/><pack/>`), none, false, "a second root element <pack>: a metadata file has exactly one root")
 	f("two.json", []byte(`{}{}`), none, false, "invalid JSON at line 1, column 3: invalid character '{' after top-level value")
 
-	// Byte order marks: UTF-8 is skipped, UTF-16 refused.
+	// Byte order marks: UTF-8 is skipped, UTF-16 read in XML (see
+	// TestUTF16 for its hostile cases) and refused in JSON.
 	f("bom.json", []byte("\xef\xbb\xbf{}"), none, true)
 	f("bom.xml", []byte("\xef\xbb\xbf<pack/>"), none, true)
-	f("bom16.xml", []byte("\xff\xfe<\x00p\x00"), none, false, "UTF-16 is not supported: metadata must be UTF-8")
+	f("bom16.xml", []byte("\xff\xfe<\x00p\x00a\x00c\x00k\x00/\x00>\x00"), none, true)
+	f("bom16.xml", []byte("\xff\xfe<\x00p\x00"), none, false, "invalid XML at line 1: unexpected EOF")
+	f("bom16.json", []byte("\xff\xfe{\x00}\x00"), none, false, "UTF-16 is not supported for JSON: JSON metadata must be UTF-8 (RFC 8259)")
 
 	// NUL bytes, raw and escaped.
 	f("nul.json", []byte("{\"title\":\"a\x00\"}"), none, false, "invalid JSON at line 1, column 12: invalid character '\\x00' in string literal")

@@ -232,27 +232,42 @@ func (st *state) parse(name string, data []byte) *Pack {
 		st.add("", fmt.Sprintf("metadata file of %d bytes exceeds the limit of %d bytes", len(data), st.lim.MaxBytes))
 		return nil
 	}
-	switch {
-	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
-		st.add("", "UTF-16 is not supported: metadata must be UTF-8")
+	lower := strings.ToLower(name)
+	isJSON, isXML := strings.HasSuffix(lower, ".json"), strings.HasSuffix(lower, ".xml")
+	const noJSON16 = "UTF-16 is not supported for JSON: JSON metadata must be UTF-8 (RFC 8259)"
+	if isUTF32(data) {
+		st.add("", "UTF-32 is not supported: metadata must be UTF-8 (XML may also be UTF-16)")
 		return nil
 	}
-	data = bytes.TrimPrefix(data, utf8BOM)
-	lower := strings.ToLower(name)
+	enc, bom := detectUTF16(data)
+	if enc.on && isJSON {
+		st.add("", noJSON16)
+		return nil
+	}
+	if enc.on {
+		var ok bool
+		if data, ok = st.fromUTF16(data[bom:], enc); !ok {
+			return nil
+		}
+	} else {
+		data = bytes.TrimPrefix(data, utf8BOM)
+	}
 	switch {
-	case strings.HasSuffix(lower, ".json"):
+	case isJSON:
 		return st.parseJSON(data)
-	case strings.HasSuffix(lower, ".xml"):
-		return st.parseXML(data)
+	case isXML:
+		return st.parseXML(data, enc)
 	}
 	t := bytes.TrimLeft(data, " \t\r\n")
 	switch {
 	case len(t) == 0:
 		st.add("", "empty metadata file")
+	case t[0] == '{' && enc.on:
+		st.add("", noJSON16)
 	case t[0] == '{':
 		return st.parseJSON(data)
 	case t[0] == '<':
-		return st.parseXML(data)
+		return st.parseXML(data, enc)
 	default:
 		st.add("", fmt.Sprintf("%s is neither JSON (.json) nor XML (.xml)", quote(name)))
 	}

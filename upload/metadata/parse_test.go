@@ -152,7 +152,7 @@ func TestParseFatal(t *testing.T) {
 	f("m.json", "\x00{}", "invalid JSON at line 1, column 1: invalid character '\\x00' looking for beginning of value")
 	f("m.json", "", "empty metadata file")
 	f("m.json", "  \n", "empty metadata file")
-	f("m.json", "\xfe\xff\x00{", "UTF-16 is not supported: metadata must be UTF-8")
+	f("m.json", "\xfe\xff\x00{", "UTF-16 is not supported for JSON: JSON metadata must be UTF-8 (RFC 8259)")
 	f("m.xml", `<pack/><pack/>`, "a second root element <pack>: a metadata file has exactly one root")
 	f("m.xml", `<pack/>tail`, "text after the root element")
 	f("m.xml", `head<pack/>`, "text before the root element")
@@ -165,7 +165,8 @@ func TestParseFatal(t *testing.T) {
 	f("m.xml", `<pack><title>&lol;</title></pack>`, "invalid XML at line 1: invalid character entity &lol;")
 	f("m.xml", "<pack><title>a\x00b</title></pack>", "invalid XML at line 1: illegal character code U+0000")
 	f("m.xml", "<pack>\n<title>a\xffb</title></pack>", "invalid XML at line 2: invalid UTF-8: XML metadata must be UTF-8 or declare its encoding")
-	f("m.xml", `<?xml version="1.0" encoding="UTF-16"?><pack/>`, `encoding "UTF-16" is not supported: use UTF-8`)
+	f("m.xml", `<?xml version="1.0" encoding="UTF-16"?><pack/>`, `line 1: the declaration names encoding "UTF-16", but the file is not UTF-16 (no byte order mark, and its first character is one byte): save it as UTF-16 with a byte order mark, or declare the encoding it has`)
+	f("m.xml", `<?xml version="1.0" encoding="KOI8-R"?><pack/>`, `line 1: encoding "KOI8-R" is not supported: use UTF-8 or UTF-16 (ISO-8859-1, Windows-1252 and US-ASCII are also read when declared)`)
 	f("m.xml", `<?xml version="1.1"?><pack/>`, `invalid XML: unsupported version "1.1"; only version 1.0 is supported`)
 	f("m.xml", `<pack/><?xml version="1.0"?>`, "line 1: the XML declaration <?xml …?> must come first")
 	f("m.xml", `<!DOCTYPE pack SYSTEM "file:///etc/passwd"><pack/>`,

@@ -13,8 +13,13 @@ import (
 
 const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
 
-func (st *state) parseXML(data []byte) *Pack {
-	r := &xmlReader{st: st, src: data}
+// parseXML reads an XML metadata file, data in UTF-8 (converted from
+// enc when that is UTF-16).
+func (st *state) parseXML(data []byte, enc utf16Enc) *Pack {
+	if enc.on && !st.checkUTF16Declaration(data, enc) {
+		return nil
+	}
+	r := &xmlReader{st: st, src: data, utf16: enc.on}
 	r.d = xml.NewDecoder(bytes.NewReader(data))
 	r.d.Strict = true
 	r.d.CharsetReader = r.charset
@@ -83,6 +88,7 @@ type xmlReader struct {
 	pending xml.Token // a start tag read ahead by textOr
 	isNil   bool      // the current element has xsi:nil="true"
 	started bool      // a token other than white space has been read
+	utf16   bool      // src was converted from UTF-16, whose declaration has been checked
 	// Offsets into src: the end of the latest token read, the end of the
 	// latest start tag and the start of the latest end tag.
 	prevOff, startOff, contentEnd int64
@@ -169,18 +175,31 @@ func (r *xmlReader) syntaxError(err error) {
 }
 
 // charset converts a document that declares a legacy encoding to UTF-8.
-// Latin-1 and Windows-1252 are converted; US-ASCII is read as is.
+// Latin-1 and Windows-1252 are converted; US-ASCII is read as is; UTF-16
+// was converted before (see parseXML), and is refused in a file that is
+// not UTF-16.
 func (r *xmlReader) charset(label string, input io.Reader) (io.Reader, error) {
 	var conv func([]byte) []byte
-	switch strings.ToLower(label) {
-	case "utf8", "us-ascii", "ascii":
+	lower := strings.ToLower(label)
+	_, isUTF16 := utf16Labels[lower]
+	switch {
+	case isUTF16 && r.utf16, lower == "utf8", lower == "us-ascii", lower == "ascii":
 		return input, nil
-	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1":
+	case lower == "iso-8859-1", lower == "iso8859-1", lower == "iso_8859-1", lower == "latin1", lower == "latin-1", lower == "l1":
 		conv = latin1
-	case "windows-1252", "cp1252":
+	case lower == "windows-1252", lower == "cp1252":
 		conv = cp1252
+	case r.utf16:
+		// checkUTF16Declaration lets only UTF-16 names through
+		r.st.fatal(fmt.Sprintf("encoding %s is not UTF-16", quote(label)))
+		return nil, errors.New("unsupported encoding")
+	case isUTF16:
+		line, _ := r.d.InputPos()
+		r.st.fatal(fmt.Sprintf("line %d: the declaration names encoding %s, but the file is not UTF-16 (no byte order mark, and its first character is one byte): save it as UTF-16 with a byte order mark, or declare the encoding it has", line, quote(label)))
+		return nil, errors.New("unsupported encoding")
 	default:
-		r.st.fatal(fmt.Sprintf("encoding %s is not supported: use UTF-8", quote(label)))
+		line, _ := r.d.InputPos()
+		r.st.fatal(fmt.Sprintf("line %d: encoding %s is not supported: use UTF-8 or UTF-16 (ISO-8859-1, Windows-1252 and US-ASCII are also read when declared)", line, quote(label)))
 		return nil, errors.New("unsupported encoding")
 	}
 	rest, err := io.ReadAll(input)
