@@ -108,21 +108,21 @@ func (c Config) withDefaults() Config {
 
 // Server is the running HTTP front.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	eng   *engine.Engine
-	ix    *index.Index
-	authn *auth.Authenticator
-	// uploadAuthn also takes Digest credentials, which the address check
-	// does not.
-	uploadAuthn *auth.Authenticator
-	rpc         *rpc.Server
-	metrics     *metrics.Set
-	ready       atomic.Bool
-	fast        *fasthttp.Server
-	tls         *tls.Config
-	cert        tls.Certificate
-	certNew     bool
+	cfg Config
+	log *slog.Logger
+	eng *engine.Engine
+	ix  *index.Index
+	// authn checks both JSON-RPC (Authenticate: Bearer, Basic) and upload
+	// requests (AuthenticateRequest: Digest too), so one throttle counts
+	// the failed logins of both.
+	authn   *auth.Authenticator
+	rpc     *rpc.Server
+	metrics *metrics.Set
+	ready   atomic.Bool
+	fast    *fasthttp.Server
+	tls     *tls.Config
+	cert    tls.Certificate
+	certNew bool
 
 	ln, plainLn net.Listener
 	challenge   []string
@@ -135,15 +135,14 @@ type Server struct {
 
 // New prepares a server: it loads or makes the TLS certificate and opens
 // the listeners, so that ports are known (and errors reported) before Run.
-func New(cfg Config, eng *engine.Engine, ix *index.Index, authn, uploadAuthn *auth.Authenticator, log *slog.Logger) (*Server, error) {
+// authn should offer Digest (auth.Config.Digest) for the upload endpoints;
+// JSON-RPC never takes it.
+func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authenticator, log *slog.Logger) (*Server, error) {
 	cfg = cfg.withDefaults()
 	if log == nil {
 		log = slog.Default()
 	}
-	if uploadAuthn == nil {
-		uploadAuthn = authn
-	}
-	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, uploadAuthn: uploadAuthn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
+	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
 	s.rpc = rpc.New(eng, cfg.RPC, s.metrics)
 	for name, m := range cfg.Methods {
 		if err := s.rpc.Register(name, m.Handle, m.Doc); err != nil {
@@ -241,7 +240,7 @@ func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
 			// no credentials: the challenge before the body, so that a
 			// Digest client (which learns the nonce from it) sends the
 			// body once, authenticated
-			for _, c := range s.uploadAuthn.UploadChallengeHeaders(false) {
+			for _, c := range s.authn.UploadChallengeHeaders(false) {
 				ctx.Response.Header.Add("WWW-Authenticate", c)
 			}
 			return fasthttp.StatusUnauthorized
@@ -388,7 +387,7 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 		for _, c := range s.challenge {
 			ctx.Response.Header.Add("WWW-Authenticate", c)
 		}
-		rpcHTTPError(ctx, fasthttp.StatusUnauthorized, rpc.CodeInvalidRequest, authMessage(err))
+		rpcHTTPError(ctx, fasthttp.StatusUnauthorized, rpc.CodeInvalidRequest, authMessage(err, false))
 		return
 	}
 	if ct := ctx.Request.Header.ContentType(); !isJSONType(ct) {
@@ -458,7 +457,7 @@ func (s *Server) handleUpload(ctx *fasthttp.RequestCtx) {
 		ctx.Error("credentials must not appear in the URL: send them in the Authorization header\n", fasthttp.StatusBadRequest)
 		return
 	}
-	p, err := s.uploadAuthn.AuthenticateRequest(ctx.Request.Header.Peek("Authorization"), ctx.Method(), ctx.RequestURI(), s.clientAddr(ctx))
+	p, err := s.authn.AuthenticateRequest(ctx.Request.Header.Peek("Authorization"), ctx.Method(), ctx.RequestURI(), s.clientAddr(ctx))
 	if err != nil {
 		if !errors.Is(err, auth.ErrMissing) && !errors.Is(err, auth.ErrStaleNonce) {
 			s.authFails.Inc()
@@ -471,12 +470,12 @@ func (s *Server) handleUpload(ctx *fasthttp.RequestCtx) {
 			ctx.Response.Header.Set("Retry-After", strconv.Itoa(int(th.RetryAfter.Seconds()+0.999)))
 			return
 		}
-		msg := authMessage(err)
+		msg := authMessage(err, true)
 		if errors.Is(err, auth.ErrStaleNonce) {
-			msg = "the Digest nonce expired: retry with the new one"
+			msg = "the Digest nonce is stale (expired, or issued before the server restarted): retry with the new one"
 		}
 		ctx.Error(msg+"\n", fasthttp.StatusUnauthorized)
-		for _, c := range s.uploadAuthn.UploadChallengeHeaders(errors.Is(err, auth.ErrStaleNonce)) {
+		for _, c := range s.authn.UploadChallengeHeaders(errors.Is(err, auth.ErrStaleNonce)) {
 			ctx.Response.Header.Add("WWW-Authenticate", c)
 		}
 		return
@@ -489,10 +488,16 @@ func (s *Server) handleUpload(ctx *fasthttp.RequestCtx) {
 }
 
 // authMessage says why authentication failed without helping a guesser.
-func authMessage(err error) string {
+// It names the schemes the endpoint takes: Digest too when digest is set
+// (the upload endpoints), Bearer and Basic only otherwise (JSON-RPC).
+func authMessage(err error, digest bool) string {
 	switch {
+	case errors.Is(err, auth.ErrMissing) && digest:
+		return "authentication required: send an API key (Authorization: Bearer KEY), Basic or Digest credentials"
 	case errors.Is(err, auth.ErrMissing):
 		return "authentication required: send an API key (Authorization: Bearer KEY) or Basic credentials"
+	case (errors.Is(err, auth.ErrMalformed) || errors.Is(err, auth.ErrUnsupported)) && digest:
+		return "malformed Authorization header: use one of Bearer, Basic or Digest"
 	case errors.Is(err, auth.ErrMalformed), errors.Is(err, auth.ErrUnsupported):
 		return "malformed Authorization header: use one of Bearer or Basic"
 	default:

@@ -89,8 +89,9 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer stopAdmin()
 	log.Info("admin socket", "path", adminSock)
-	authn := auth.NewAuthenticator(store, auth.Config{})
-	uploadAuthn := auth.NewAuthenticator(store, auth.Config{Digest: true})
+	// One Authenticator for JSON-RPC and uploads: one failed-login budget.
+	// JSON-RPC takes Bearer and Basic; Digest only reaches the uploads.
+	authn := auth.NewAuthenticator(store, auth.Config{Digest: true})
 
 	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree})
 	if err != nil {
@@ -117,7 +118,7 @@ func runServe(ctx context.Context, args []string) error {
 		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
 		RPC: rpc.Config{MaxAddresses: *maxAddrs},
-	}, eng, ix, authn, uploadAuthn, log)
+	}, eng, ix, authn, log)
 	if err != nil {
 		return err
 	}
