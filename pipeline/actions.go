@@ -32,6 +32,10 @@ type Outcome struct {
 // not found: an EPID of another account is never confirmed).
 var ErrNotYours = fmt.Errorf("%w: no such mailing for this account", ErrNotFound)
 
+// ErrNoSuchLetter is the answer for a letter index a mailing does not
+// have.
+var ErrNoSuchLetter = errors.New("no such letter")
+
 // selected resolves a selector to letter addresses (epid, idx) in order,
 // and the references that matched nothing.
 func (mr *Mailroom) selected(account string, sel Selector) (keys []letterAddr, unknown []string, err error) {
@@ -50,7 +54,7 @@ func (mr *Mailroom) selected(account string, sel Selector) (keys []letterAddr, u
 		}
 		for _, i := range sel.Indexes {
 			if i < 0 || i >= m.Letters {
-				return nil, nil, fmt.Errorf("mailing %s has no letter %d (letters are numbered 0 to %d)", sel.EPID, i, m.Letters-1)
+				return nil, nil, fmt.Errorf("%w: mailing %s has no letter %d (its letters are numbered 0 to %d)", ErrNoSuchLetter, sel.EPID, i, m.Letters-1)
 			}
 			keys = append(keys, letterAddr{sel.EPID, i})
 		}
