@@ -134,6 +134,9 @@
 //     slowed down too. The client is an IP address, IPv6 counted per
 //     /64; behind trusted proxies ClientAddr takes it from
 //     X-Forwarded-For. Both tables are bounded by Config.MaxClients.
+//     The tables belong to the Authenticator: endpoints that share one
+//     (lodge serve's JSON-RPC and uploads, which call Authenticate and
+//     AuthenticateRequest) share the budget, as they must.
 //
 // Revoking a key, disabling a user or an account takes effect on the next
 // request: key and user records are read from the store on every request.
