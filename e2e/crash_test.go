@@ -65,10 +65,8 @@ func TestCrashDurability(t *testing.T) {
 	ack := &acked{files: map[string]map[string]string{}, ended: map[string]bool{}}
 	client := &http.Client{Timeout: 30 * time.Second}
 	for cycle := 0; cycle < cycles; cycle++ {
-		port := freePort(t)
-		in := &instance{t: t, dataDir: dataDir}
-		inst := startIn(t, in, "-plain-addr", fmt.Sprintf("127.0.0.1:%d", port))
-		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		inst := startWithDir(t, dataDir, "-plain-addr", "127.0.0.1:0")
+		base := inst.plainURL
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for w := 0; w < 4; w++ {
@@ -80,8 +78,7 @@ func TestCrashDurability(t *testing.T) {
 			}()
 		}
 		time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
-		inst.cmd.Process.Signal(syscall.SIGKILL)
-		inst.cmd.Wait()
+		inst.stop(syscall.SIGKILL)
 		cancel()
 		wg.Wait()
 		verify(t, dataDir, ack)
@@ -97,13 +94,6 @@ func TestCrashDurability(t *testing.T) {
 	if n == 0 || len(ack.ended) == 0 {
 		t.Errorf("the harness acknowledged nothing: it tested nothing")
 	}
-}
-
-// startIn starts lodge serve on an existing data directory.
-func startIn(t *testing.T, in *instance, extra ...string) *instance {
-	t.Helper()
-	fresh := startWithDir(t, in.dataDir, extra...)
-	return fresh
 }
 
 // uploader opens sessions, uploads files and ends sessions until ctx ends,

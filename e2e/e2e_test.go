@@ -33,7 +33,10 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "lodge")
 	root, err := testref.RepoRoot()
 	if err == nil {
-		cmd := exec.Command("go", "build", "-o", binary, "./cmd/lodge")
+		// -trimpath: the compiled packages do not depend on where the
+		// source is, so TestREADMECommands' go run, in a temporary tree
+		// of links to the source, finds them in the build cache.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binary, "./cmd/lodge")
 		cmd.Dir = root
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		err = cmd.Run()
@@ -49,25 +52,13 @@ func TestMain(m *testing.M) {
 
 // instance is a running lodge serve.
 type instance struct {
+	*proc
 	t        *testing.T
 	dataDir  string
 	url      string // https://127.0.0.1:PORT
-	plainURL string // http://127.0.0.1:PORT, when started with a plain listener
+	plainURL string // http://127.0.0.1:PORT, when started with -plain-addr
 	key      string // the demo API key
 	cert     string // the self-signed certificate
-	cmd      *exec.Cmd
-	mu       sync.Mutex
-	stderr   bytes.Buffer
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // lodge runs a lodge command to completion and returns its output.
@@ -110,9 +101,22 @@ func startWithDir(t *testing.T, dataDir string, extra ...string) *instance {
 	return startWithDirUsers(t, dataDir, nil, extra...)
 }
 
+// servingRE matches the line lodge serve logs once its listeners serve,
+// with the addresses they are bound to: a server started on port 0 (the
+// kernel picks a port nobody holds) tells us there where it is.
+var servingRE = regexp.MustCompile(`msg=serving https=(\S+) plain=(\S+)`)
+
+var keyRE = regexp.MustCompile(`Bearer (lk_[A-Za-z0-9_\-]+)`)
+
+// startWithDirUsers starts lodge serve -demo with both listeners on port 0
+// (callers ask for a plain listener with "-plain-addr", "127.0.0.1:0") and
+// reads the addresses it got from its "serving" log line. Picking a "free"
+// port by listening and closing races with every other socket on the
+// machine; port 0 cannot. If the process exits before it serves, the test
+// fails at once with its last log lines.
 func startWithDirUsers(t *testing.T, dataDir string, users map[string]string, extra ...string) *instance {
 	t.Helper()
-	in := &instance{t: t, dataDir: dataDir}
+	in := &instance{t: t, dataDir: dataDir, cert: filepath.Join(dataDir, "tls", "cert.pem")}
 	if len(users) > 0 {
 		if out, err := lodge(t, "", "account", "add", "-data-dir", in.dataDir, "-name", "Demo account", "DEM00001"); err != nil {
 			t.Fatalf("account add: %v\n%s", err, out)
@@ -123,73 +127,156 @@ func startWithDirUsers(t *testing.T, dataDir string, users map[string]string, ex
 			}
 		}
 	}
-	port := freePort(t)
-	args := []string{"serve", "-demo", "-quiet", "-data-dir", in.dataDir, "-addr", fmt.Sprintf("127.0.0.1:%d", port)}
-	args = append(args, extra...)
-	in.cmd = exec.Command(binary, args...)
-	in.cmd.Dir = sharedDir(t)
-	pr, pw := io.Pipe()
-	in.cmd.Stderr = pw
-	in.cmd.Stdout = pw
-	if err := in.cmd.Start(); err != nil {
+	args := []string{"serve", "-demo", "-quiet", "-data-dir", in.dataDir, "-addr", "127.0.0.1:0"}
+	cmd := exec.Command(binary, append(args, extra...)...)
+	cmd.Dir = sharedDir(t)
+	p, err := launch(t, cmd, func(line string) bool {
+		if m := keyRE.FindStringSubmatch(line); m != nil {
+			in.key = m[1]
+		}
+		m := servingRE.FindStringSubmatch(line)
+		if m == nil {
+			return false
+		}
+		in.url = "https://" + m[1]
+		if m[2] != `""` {
+			in.plainURL = "http://" + m[2]
+		}
+		return true
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { in.stop(syscall.SIGKILL) })
-	keyRE := regexp.MustCompile(`Bearer (lk_[A-Za-z0-9_\-]+)`)
-	plainRE := regexp.MustCompile(`plain=(\S+)`)
-	found := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		closed := false
-		for sc.Scan() {
-			line := sc.Text()
-			in.mu.Lock()
-			in.stderr.WriteString(line + "\n")
-			if m := keyRE.FindStringSubmatch(line); m != nil {
-				in.key = m[1]
-			}
-			if m := plainRE.FindStringSubmatch(line); m != nil && m[1] != `""` {
-				in.plainURL = "http://" + strings.Trim(m[1], `"`)
-			}
-			if strings.Contains(line, "serving") && !closed {
-				closed = true
-				close(found)
-			}
-			in.mu.Unlock()
-		}
-	}()
-	select {
-	case <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("lodge serve did not start:\n%s", in.logs())
-	}
-	in.url = fmt.Sprintf("https://127.0.0.1:%d", port)
-	in.cert = filepath.Join(in.dataDir, "tls", "cert.pem")
+	in.proc = p
 	if in.key == "" {
 		t.Fatalf("no demo key printed:\n%s", in.logs())
 	}
 	return in
 }
 
-func (in *instance) logs() string {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.stderr.String()
+// proc is a started process whose output (stdout and stderr) is kept.
+type proc struct {
+	cmd     *exec.Cmd
+	group   bool          // cmd runs in its own process group: signals go to the group
+	exited  chan struct{} // closed when the process has exited and its output is read
+	waitErr error         // cmd.Wait's answer, set before exited closes
+	mu      sync.Mutex
+	out     bytes.Buffer
 }
 
-func (in *instance) stop(sig syscall.Signal) error {
-	if in.cmd.ProcessState != nil {
-		return nil
+// launch starts cmd, calls ready with each line of its output (until it
+// returns true) and returns once ready is true. It returns an error with
+// the last lines of output as soon as the process exits without being
+// ready, and after 2 minutes if it neither exits nor gets ready. A
+// cleanup of t kills what is left (its process group with Setpgid).
+func launch(t *testing.T, cmd *exec.Cmd, ready func(line string) bool) (*proc, error) {
+	p := &proc{cmd: cmd, exited: make(chan struct{})}
+	p.group = cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
-	in.cmd.Process.Signal(sig)
-	done := make(chan error, 1)
-	go func() { done <- in.cmd.Wait() }()
+	readDone := make(chan struct{})
+	// Wait in the background and close the pipe when the process exits, so
+	// the reader sees the end of the output instead of waiting for a line
+	// that will never come.
+	go func() {
+		p.waitErr = cmd.Wait()
+		pw.Close()
+		<-readDone
+		close(p.exited)
+	}()
+	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
+	isReady := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		waiting := true
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			if waiting && ready(sc.Text()) {
+				waiting = false
+				close(isReady)
+			}
+			p.mu.Unlock()
+		}
+		io.Copy(io.Discard, pr) // a line over 1 MiB must not block the process
+	}()
 	select {
-	case err := <-done:
-		return err
+	case <-isReady:
+		return p, nil
+	case <-p.exited:
+		select {
+		case <-isReady: // ready, then gone: the caller will notice
+			return p, nil
+		default:
+		}
+		return nil, fmt.Errorf("%s exited before it was ready (%v); its last lines:\n%s", strings.Join(cmd.Args, " "), p.waitErr, lastLines(p.logs(), 30))
+	case <-time.After(2 * time.Minute):
+		return nil, fmt.Errorf("%s not ready after 2 minutes; its last lines:\n%s", strings.Join(cmd.Args, " "), lastLines(p.logs(), 30))
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.SplitAfter(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "")
+}
+
+// logs returns the process's output so far.
+func (p *proc) logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// stop sends sig and waits for the process to exit (killing it after 40
+// s); nil if it had exited already.
+func (p *proc) stop(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	p.signal(sig)
+	select {
+	case <-p.exited:
+		return p.waitErr
 	case <-time.After(40 * time.Second):
-		in.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
+		<-p.exited
 		return fmt.Errorf("did not stop")
+	}
+}
+
+func (p *proc) signal(sig syscall.Signal) {
+	if p.group {
+		syscall.Kill(-p.cmd.Process.Pid, sig)
+		return
+	}
+	p.cmd.Process.Signal(sig)
+}
+
+// TestServeExitBeforeReady: a server that cannot start (its address is
+// taken) is reported as soon as it exits, with the error it printed, not
+// after a timeout.
+func TestServeExitBeforeReady(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cmd := exec.Command(binary, "serve", "-quiet", "-data-dir", t.TempDir(), "-addr", held.Addr().String())
+	cmd.Dir = sharedDir(t)
+	_, err = launch(t, cmd, servingRE.MatchString)
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready (exit status 1)") || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("launch on a taken address: %v", err)
 	}
 }
 
@@ -326,7 +413,7 @@ func basic(user, pass string) string {
 func TestAuthFailuresPerUserAndClient(t *testing.T) {
 	const proxy = "127.0.0.2" // curl --interface: loopback sources other than 127.0.0.1 reach the server too
 	in := startWithUsers(t, map[string]string{"alice": "correct horse battery", "bob": "battery staple"},
-		"-plain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "-trusted-proxy", proxy+"/32")
+		"-plain-addr", "127.0.0.1:0", "-trusted-proxy", proxy+"/32")
 	body := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`
 	alice, bob := basic("alice", "correct horse battery"), basic("bob", "battery staple")
 	// f sends from the proxy (to the plain listener, as a TLS-terminating
@@ -366,9 +453,8 @@ func TestAuthFailuresPerUserAndClient(t *testing.T) {
 }
 
 func TestPlainListenerRefusesAddrCheck(t *testing.T) {
-	port := freePort(t)
-	in := start(t, "-plain-addr", fmt.Sprintf("127.0.0.1:%d", port), "-trusted-proxy", "10.0.0.0/8")
-	plain := fmt.Sprintf("http://127.0.0.1:%d/apiv2/jsonrpc", port)
+	in := start(t, "-plain-addr", "127.0.0.1:0", "-trusted-proxy", "10.0.0.0/8")
+	plain := in.plainURL + "/apiv2/jsonrpc"
 	body := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`
 	code, got := in.curl(plain, "-H", "Authorization: Bearer "+in.key, "-H", "Content-Type: application/json", "--data-binary", body)
 	if code != 403 || !strings.Contains(got, "must use HTTPS") {
@@ -379,7 +465,7 @@ func TestPlainListenerRefusesAddrCheck(t *testing.T) {
 	if code != 403 {
 		t.Errorf("untrusted X-Forwarded-Proto: %d", code)
 	}
-	in2 := start(t, "-plain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "-trusted-proxy", "127.0.0.0/8")
+	in2 := start(t, "-plain-addr", "127.0.0.1:0", "-trusted-proxy", "127.0.0.0/8")
 	code, got = in2.curl(in2.plainURL+"/apiv2/jsonrpc", "-H", "X-Forwarded-Proto: https", "-H", "Authorization: Bearer "+in2.key, "-H", "Content-Type: application/json", "--data-binary", body)
 	if code != 200 || !strings.Contains(got, `"result"`) {
 		t.Errorf("trusted proxy: %d %s", code, got)
