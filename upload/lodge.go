@@ -163,9 +163,9 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 			if p.Warning {
 				w := p
 				w.Warning = false // the list says it: no "warning: " in each entry
-				warns = append(warns, meta[0].Name+": "+w.String())
+				warns = append(warns, w.In(meta[0].Name))
 			} else {
-				probs = append(probs, meta[0].Name+": "+p.String())
+				probs = append(probs, p.In(meta[0].Name))
 			}
 		}
 		if len(probs) > 0 {

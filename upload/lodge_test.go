@@ -740,10 +740,10 @@ func TestProfiles(t *testing.T) {
 		}
 	}
 	bad(`{"profile":"nosuch",`+letter+`}`, `m.json: profile: account ABC12345 has no profile "nosuch"`)
-	bad(`{"profile":"broken",`+letter+`}`, `profile "broken" is not valid`)
+	bad(`{"profile":"broken",`+letter+`}`, `/ABC12345/broken.json): letters: a profile holds mailing attributes only, not letters (the operator must correct the profile)`)
 	bad(`{"profile":"../default",`+letter+`}`, `a name is 1 to 64 letters`)
 	write("default.json", `{"title":`)
-	bad(`{`+letter+`}`, "the account's default profile")
+	bad(`{`+letter+`}`, `/ABC12345/default.json): invalid JSON at line 1, column 10: unexpected end of JSON input (the operator must correct the profile)`)
 }
 
 // TestEndWarnings: what a mailing is accepted despite is told in

@@ -3,6 +3,7 @@ package upload
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -44,4 +45,45 @@ func utf16LE(s string) string {
 		b.WriteByte(0)
 	}
 	return b.String()
+}
+
+// TestProfileProblemsNameTheProfile: a problem in what the operator's
+// profile supplied is reported against the profile's file, not against
+// the client's metadata file (which may not even have the field).
+func TestProfileProblemsNameTheProfile(t *testing.T) {
+	r := newRig(t)
+	dir := filepath.Join(t.TempDir(), "profiles")
+	r.l.cfg.ProfileDir = dir
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, "ABC12345"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ABC12345", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	letter := `"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]`
+	f := func(meta string, want ...string) {
+		t.Helper()
+		res := r.end(r.session("doc.pdf", pdfPages(1), "m.json", meta))
+		if res.Result != "error" || !reflect.DeepEqual(res.Errs, want) {
+			t.Errorf("%s:\ngot  %q\nwant %q", meta, res.Errs, want)
+		}
+	}
+	write("statements.json", `{"attachments":["terms.pdf"],"customer_email":"ops@"}`)
+	f(`{"profile":"statements",`+letter+`}`,
+		`profile "statements" (profiles/ABC12345/statements.json): customer_email: "ops@" is not a valid email address`,
+		`profile "statements" (profiles/ABC12345/statements.json): attachments[0]: no document "terms.pdf" in this mailing`)
+	// The client's own values and mistakes stay the client's.
+	f(`{"profile":"statements","customer_email":"jo@","attachments":["other.pdf"],`+letter+`}`,
+		`m.json: customer_email: "jo@" is not a valid email address`,
+		`m.json: attachments[0]: no document "other.pdf" in this mailing`)
+	// The default profile, applied without being named, and a profile
+	// file that is not valid (the mailing is not checked further).
+	write("default.xml", `<pack><colour_model>12</colour_model></pack>`)
+	f(`{`+letter+`}`, `profile "default" (profiles/ABC12345/default.xml): colour_model: 12 is out of range: 0 to 9 are accepted`)
+	write("broken.json", `{"title":"x","letters":[{"email":"a@b.example"}]}`)
+	f(`{"profile":"broken",`+letter+`}`,
+		`profile "broken" (profiles/ABC12345/broken.json): letters: a profile holds mailing attributes only, not letters (the operator must correct the profile)`)
 }

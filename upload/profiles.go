@@ -26,28 +26,35 @@ import (
 // maxProfileBytes bounds a profile file.
 const maxProfileBytes = 1 << 20
 
-// profileProblems applies the profiles of account to p: the one p names,
-// then the account's default. A named profile that does not exist, or a
-// profile file that is not valid, is a problem of the mailing.
+// applyProfiles applies the profiles of account to p: the one p names,
+// then the account's default. A named profile that does not exist is a
+// problem of the mailing's metadata (its "profile" field); a profile file
+// that is not valid is the operator's to correct, and its problems name
+// the profile's file, as do the problems Validate later finds in the
+// attributes a profile supplied (metadata.Problem.Source).
 func (l *Lodger) applyProfiles(account string, p *metadata.Pack) []metadata.Problem {
 	var probs []metadata.Problem
 	if p.Profile != nil {
 		name := *p.Profile
-		prof, err := l.readProfile(account, name)
+		prof, bad, err := l.readProfile(account, name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			probs = append(probs, metadata.Problem{Path: "profile", Message: fmt.Sprintf("account %s has no profile %q", account, name)})
 		case err != nil:
 			probs = append(probs, metadata.Problem{Path: "profile", Message: err.Error()})
+		case len(bad) > 0:
+			probs = append(probs, bad...)
 		default:
 			metadata.ApplyProfile(p, *prof)
 		}
 	}
-	prof, err := l.readProfile(account, "default")
+	prof, bad, err := l.readProfile(account, "default")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		probs = append(probs, metadata.Problem{Path: "", Message: "the account's default " + err.Error()})
+	case len(bad) > 0:
+		probs = append(probs, bad...)
 	default:
 		metadata.ApplyProfile(p, *prof)
 	}
@@ -55,13 +62,14 @@ func (l *Lodger) applyProfiles(account string, p *metadata.Pack) []metadata.Prob
 }
 
 // readProfile reads the profile name of account; fs.ErrNotExist when there
-// is none.
-func (l *Lodger) readProfile(account, name string) (*metadata.Pack, error) {
+// is none. A profile file with problems gives them (each with the
+// profile's Source, errors only) and no pack.
+func (l *Lodger) readProfile(account, name string) (*metadata.Pack, []metadata.Problem, error) {
 	if l.cfg.ProfileDir == "" {
-		return nil, fs.ErrNotExist
+		return nil, nil, fs.ErrNotExist
 	}
 	if !validProfileName(name) || !validProfileName(account) {
-		return nil, fmt.Errorf("profile %q: a name is 1 to 64 letters, digits, '-', '_' or '.'", name)
+		return nil, nil, fmt.Errorf("profile %q: a name is 1 to 64 letters, digits, '-', '_' or '.'", name)
 	}
 	for _, ext := range []string{".json", ".xml"} {
 		path := filepath.Join(l.cfg.ProfileDir, account, name+ext)
@@ -70,29 +78,38 @@ func (l *Lodger) readProfile(account, name string) (*metadata.Pack, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !fi.Mode().IsRegular() || fi.Size() > maxProfileBytes {
-			return nil, fmt.Errorf("profile %q: not a file of at most %d bytes", name, maxProfileBytes)
+			return nil, nil, fmt.Errorf("profile %q: not a file of at most %d bytes", name, maxProfileBytes)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		// Named as the operator finds it: under the data directory's
+		// profiles/ (the last element of ProfileDir), not by its full
+		// path on the server.
+		source := fmt.Sprintf("profile %q (%s)", name, filepath.ToSlash(filepath.Join(filepath.Base(l.cfg.ProfileDir), account, name+ext)))
 		p, probs := metadata.ParseProfile(name+ext, b, l.cfg.Metadata)
 		if metadata.HasErrors(probs) {
+			var bad []metadata.Problem
 			var msgs []string
 			for _, pr := range probs {
 				if !pr.Warning {
 					msgs = append(msgs, pr.String())
+					pr.Source = source
+					pr.Message += " (the operator must correct the profile)"
+					bad = append(bad, pr)
 				}
 			}
 			l.log.Error("profile", "account", account, "profile", name, "problems", strings.Join(msgs, "; "))
-			return nil, fmt.Errorf("profile %q is not valid (the operator must correct it): %s", name, strings.Join(msgs, "; "))
+			return nil, bad, nil
 		}
-		return p, nil
+		p.Source = source
+		return p, nil, nil
 	}
-	return nil, fs.ErrNotExist
+	return nil, nil, fs.ErrNotExist
 }
 
 func validProfileName(s string) bool {

@@ -12,7 +12,9 @@
 // returns the same problems) checks the pack against the documents of the
 // session: references, page ranges, channels, addresses and numbers, and
 // rules 1 to 4 of spec 2.4. Every Problem carries its location in the
-// metadata ("letters[3].postal[1].postcode"), the same for JSON and XML.
+// metadata ("letters[3].postal[1].postcode"), the same for JSON and XML;
+// a problem in an attribute a profile supplied also names the profile
+// (Problem.Source, Problem.In; see ApplyProfile).
 // A mailing with any problem that is not a Warning must be rejected:
 // end_session reports the problems in errs and leaves the session open,
 // so that the client can upload a corrected metadata file and end again.

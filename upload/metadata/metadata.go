@@ -39,6 +39,15 @@ type Pack struct {
 	// Letters in order of appearance. None (absent or empty): the auto
 	// processor reads the addresses from the documents.
 	Letters []Letter
+
+	// Source names a profile read into this Pack, for the messages of
+	// the problems it causes: `profile "statements"
+	// (profiles/ABC12345/statements.json)`. Parse leaves it empty; see
+	// ApplyProfile.
+	Source string
+	// from maps the attributes ApplyProfile filled (paths as in
+	// Problem.Path) to the Source of their profile.
+	from map[string]string
 }
 
 // ProductionOptions are the production_options object (spec 2.3).
@@ -167,6 +176,10 @@ type Problem struct {
 	// Warning marks something worth telling the client that does not
 	// stop the mailing (rule 3 of spec 2.4, an unused document).
 	Warning bool
+	// Source names the profile the value at Path came from (its
+	// Pack.Source; see ApplyProfile); empty when it is the metadata
+	// file's own.
+	Source string
 }
 
 // String is "path: message", "path: warning: message" for a warning, and
@@ -182,6 +195,21 @@ func (p Problem) String() string {
 	}
 	b.WriteString(p.Message)
 	return b.String()
+}
+
+// In is String prefixed by where the problem lies: its Source, else
+// file (the name of the metadata file), as end_session reports it:
+// `m.json: letters[0].email: …`, `profile "statements"
+// (profiles/ABC12345/statements.json): attachments[0]: …`.
+func (p Problem) In(file string) string {
+	where := file
+	if p.Source != "" {
+		where = p.Source
+	}
+	if where == "" {
+		return p.String()
+	}
+	return where + ": " + p.String()
 }
 
 // HasErrors reports whether probs holds anything but warnings: a mailing

@@ -117,7 +117,7 @@ func (v *resolver) add(path, msg string, warn bool) {
 		v.stop = true
 		return
 	}
-	v.probs = append(v.probs, Problem{Path: path, Message: msg, Warning: warn})
+	v.probs = append(v.probs, Problem{Path: path, Message: msg, Warning: warn, Source: v.p.sourceOf(path)})
 }
 
 func (v *resolver) err(path, msg string)  { v.add(path, msg, false) }
@@ -519,7 +519,11 @@ func (v *resolver) entries(i int) []entry {
 			continue
 		}
 		if v.attach[e.name] {
-			v.err(where, fmt.Sprintf("%s is listed in attachments and cannot also be a letter document (rule 1 of spec 2.4)", quote(e.name)))
+			list := "attachments"
+			if src := v.p.sourceOf("attachments"); src != "" {
+				list = "the attachments of " + src
+			}
+			v.err(where, fmt.Sprintf("%s is listed in %s and cannot also be a letter document (rule 1 of spec 2.4)", quote(e.name), list))
 			continue
 		}
 		if first, ok := v.attachRef[e.name]; ok {

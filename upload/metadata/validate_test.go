@@ -270,3 +270,48 @@ func TestApplyProfile(t *testing.T) {
 	}
 	metadata.ApplyProfile(nil, metadata.Pack{}) // no panic
 }
+
+// TestProfileSource: a problem in an attribute a profile supplied names
+// the profile, not the client's metadata file; the file's own attributes
+// stay its own.
+func TestProfileSource(t *testing.T) {
+	const src = `profile "std" (profiles/ABC12345/std.json)`
+	f := func(in, profile string, want ...string) {
+		t.Helper()
+		p := mustParse(t, in)
+		prof := mustParse(t, profile)
+		prof.Source = src
+		metadata.ApplyProfile(p, *prof)
+		var got []string
+		for _, pr := range metadata.Validate(p, metadata.Files{{Name: "a.pdf", Pages: 3}}) {
+			got = append(got, pr.In("m.json"))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s with %s:\ngot  %q\nwant %q", in, profile, got, want)
+		}
+	}
+	letter := `"letters":[{"postal":"A"}]`
+	f(`{`+letter+`}`, `{"attachments":["terms.pdf"]}`,
+		src+`: attachments[0]: no document "terms.pdf" in this mailing`)
+	f(`{`+letter+`}`, `{"customer_email":"bad","confirmation_email":true,"production_options":{"aup_dlvtyp":5,"force_c4":true},"colour_model":12,"sms_from":"+6100","email_subj":"a\nb","attachments":["x.pdf","x.pdf"]}`,
+		src+`: colour_model: 12 is out of range: 0 to 9 are accepted`,
+		src+`: production_options.aup_dlvtyp: want 0 (priority) or 1 (regular), got 5`,
+		src+`: customer_email: "bad" is not a valid email address`,
+		src+`: email_subj: must be a single line`,
+		src+`: sms_from: "+6100" is numeric but not a mobile number replies could reach: leave out the 0 after +61`,
+		src+`: attachments[0]: no document "x.pdf" in this mailing`,
+		src+`: attachments[1]: warning: "x.pdf" is listed twice`)
+	// The file's own values are its own, also beside the profile's.
+	f(`{"customer_email":"bad","production_options":{"aup_dlvtyp":7},`+letter+`}`, `{"customer_email":"p@example.com","production_options":{"force_c4":true,"aup_dlvtyp":1}}`,
+		`m.json: production_options.aup_dlvtyp: want 0 (priority) or 1 (regular), got 7`,
+		`m.json: customer_email: "bad" is not a valid email address`)
+	// The client's letter uses a document the profile lists as an attachment.
+	f(`{"letters":[{"postal":"A","file_name":"a.pdf"}]}`, `{"attachments":["a.pdf"]}`,
+		`m.json: letters[0].file_name: "a.pdf" is listed in the attachments of `+src+` and cannot also be a letter document (rule 1 of spec 2.4)`)
+	// Without a Source, problems are the file's, as before.
+	p := mustParse(t, `{`+letter+`}`)
+	metadata.ApplyProfile(p, metadata.Pack{Attachments: []string{"x.pdf"}, AttachmentsSet: true})
+	if got := metadata.Validate(p, metadata.Files{{Name: "a.pdf"}}); len(got) != 1 || got[0].In("m.json") != `m.json: attachments[0]: no document "x.pdf" in this mailing` {
+		t.Errorf("no source: %q", strs(got))
+	}
+}
