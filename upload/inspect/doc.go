@@ -89,11 +89,16 @@
 // is an error that quotes it. Nodes are told by /Type, or without one by
 // whether they have /Kids.
 //
-// Encrypted PDFs (/Encrypt in the trailer) are counted when the page tree
-// is in ordinary objects, since encryption covers only strings and
-// streams; when it is in object streams the error is ErrEncrypted: this
-// package does not decrypt, not even with the empty user password. Not
-// supported either: LZWDecode, RunLengthDecode and image filters on
+// Encrypted PDFs (/Encrypt in the trailer) are opened as a reader opens
+// them, with the empty user password of the standard security handler:
+// revisions 2 to 4 (algorithm 2, RC4 and MD5, checked against /U with
+// algorithm 4 or 5; /V 4 crypt filters V2 and AESV2) and 5 and 6
+// (SHA-256, algorithm 2.B; AESV3). A document with an owner password only
+// opens so, and its encrypted object streams are decrypted and counted;
+// one that needs a user password is refused with ErrEncrypted
+// "encrypted: opening it needs a password", as is any other handler
+// (certificates), algorithm or broken /Encrypt dictionary: nobody could
+// print it. Not supported: LZWDecode, RunLengthDecode and image filters on
 // cross-reference or object streams (they are not used there in
 // practice); streams in external files; repairing a page tree (missing
 // kids are an error, not skipped).

@@ -27,8 +27,9 @@ var (
 	// ErrMalformed: the document or archive is broken beyond what the
 	// inspector repairs.
 	ErrMalformed = errors.New("malformed document")
-	// ErrEncrypted: an encrypted ZIP entry, or a PDF whose page tree sits
-	// in encrypted object streams.
+	// ErrEncrypted: an encrypted ZIP entry, or a PDF that does not open
+	// with the empty user password (it needs a password, or uses an
+	// unknown or broken security handler).
 	ErrEncrypted = errors.New("encrypted")
 	// ErrBusy: the inspection did not start because Limits.MaxChildren
 	// inspection processes were running and none finished within

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -115,6 +117,16 @@ func FuzzPDFPages(f *testing.F) {
 		[]byte("%PDF-1.4\n1 0 obj << /Pages 2 0 R >> endobj 2 0 obj << /Kids [3 0 R] >> endobj 3 0 obj << >> endobj trailer << /Root 1 0 R >>"),
 	} {
 		f.Add(seed)
+	}
+	for _, name := range []string{"o40", "o128aes", "o256", "u128rc4", "u256r5"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "encrypted", name+".pdf"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, c := range hostileEncrypt {
+		f.Add(c.pdf())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := pages(PDF, bytes.NewReader(data), int64(len(data)), fuzzLimits)

@@ -109,6 +109,11 @@ func TestPagesIsolated(t *testing.T) {
 	f("limits reach the child", PDF, threePagePDF(), Limits{MaxPages: 2}, 0, ErrLimit, "more than 2 pages")
 	f("encrypted object streams", PDF, bytes.Replace(xrefStreamPDF(), []byte("/Root 1 0 R"), []byte("/Root 1 0 R /Encrypt << >>"), 1),
 		Limits{}, 0, ErrEncrypted, "encrypted")
+	u, err := os.ReadFile(filepath.Join("testdata", "encrypted", "u128aes.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f("needs a user password", PDF, u, Limits{}, 0, ErrEncrypted, "encrypted: opening it needs a password")
 	f("PostScript with no DSC", PostScript, []byte("%!\nshowpage\n"), Limits{}, 0, ErrMalformed, "no page count")
 
 	if raceEnabled {

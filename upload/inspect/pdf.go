@@ -55,6 +55,7 @@ type pdfDoc struct {
 	xref      map[int64]xrefEntry
 	trailer   dict
 	encrypted bool
+	crypt     *pdfCrypt // the document opened with the empty user password
 	stms      map[int64]*objStm
 	stmBytes  int64
 	decoded   int64
@@ -63,6 +64,7 @@ type pdfDoc struct {
 	parsed    int // xref entries read, all sections
 
 	encryptScanned, encryptFound bool
+	encryptedStms                []int64 // object streams a rebuild could not read yet
 }
 
 func pdfPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
@@ -79,6 +81,18 @@ func pdfPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) 
 	if err := d.rebuild(); err != nil {
 		return 0, err
 	}
+	if err := d.openEncryption(); err != nil {
+		if !errors.Is(err, ErrEncrypted) {
+			return 0, encryptedErr("encrypted, and its /Encrypt dictionary cannot be read (%v): it cannot be opened", err)
+		}
+		return 0, err
+	}
+	if d.crypt != nil {
+		// the object streams the rebuild left, now that they can be read
+		if err := d.indexObjStms(d.encryptedStms, nil); err != nil {
+			return 0, err
+		}
+	}
 	return d.countPages()
 }
 
@@ -88,6 +102,8 @@ func (d *pdfDoc) reset() {
 	d.stms = map[int64]*objStm{}
 	d.stmBytes = 0
 	d.encrypted = false
+	d.crypt = nil
+	d.encryptedStms = nil
 }
 
 func (d *pdfDoc) fromXref() (int, error) {
@@ -97,6 +113,9 @@ func (d *pdfDoc) fromXref() (int, error) {
 		return 0, err
 	}
 	if err := d.loadXref(start); err != nil {
+		return 0, err
+	}
+	if err := d.openEncryption(); err != nil {
 		return 0, err
 	}
 	return d.countPages()
@@ -144,7 +163,7 @@ func (d *pdfDoc) loadXref(start int64) error {
 		if err != nil {
 			return err
 		}
-		for _, k := range []pdfName{"Root", "Encrypt", "Size"} {
+		for _, k := range []pdfName{"Root", "Encrypt", "Size", "ID"} {
 			if _, ok := d.trailer[k]; !ok && tr[k] != nil {
 				d.trailer[k] = tr[k]
 			}
@@ -410,7 +429,22 @@ func (d *pdfDoc) load(r ref) (object, error) {
 // follows it and otherwise searching for "endstream".
 func (d *pdfDoc) streamData(s *stream, max int64) ([]byte, error) {
 	n := d.streamLength(s)
-	data, err := decodeStream(io.NewSectionReader(d.r, s.off, n), s.dict, d.resolve, max)
+	var raw io.Reader = io.NewSectionReader(d.r, s.off, n)
+	if d.crypt != nil && s.dict["Type"] != pdfName("XRef") { // cross-reference streams are never encrypted
+		if n > max {
+			return nil, limitErr("PDF stream %d is longer than %d bytes", s.num, max)
+		}
+		enc := make([]byte, n)
+		if err := readAt(d.r, enc, s.off); err != nil {
+			return nil, err
+		}
+		plain, err := d.crypt.decrypt(s.num, s.gen, enc)
+		if err != nil {
+			return nil, err
+		}
+		raw = bytes.NewReader(plain)
+	}
+	data, err := decodeStream(raw, s.dict, d.resolve, max)
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +511,7 @@ func (d *pdfDoc) findEndstream(off int64) int64 {
 
 // fromObjStm parses object num, the idx'th in object stream stmNum.
 func (d *pdfDoc) fromObjStm(stmNum, idx, num int64) (object, error) {
-	if d.encrypted {
+	if d.encrypted && d.crypt == nil {
 		return nil, newErr([]error{ErrEncrypted}, "the PDF is encrypted and object %d is in an encrypted object stream: its pages cannot be counted without the password", num)
 	}
 	os, err := d.objStm(stmNum)
@@ -626,39 +660,15 @@ func (d *pdfDoc) rebuild() error {
 	if len(d.xref) == 0 {
 		return malformed("not a PDF: no objects found")
 	}
-	// Index object streams; objects defined directly win.
-	for _, num := range stms {
-		e := d.xref[num]
-		n, _, o, err := d.p.indirect(e.off)
-		s, ok := o.(*stream)
-		if err != nil || !ok || n != num || s.dict["Type"] != pdfName("ObjStm") {
-			continue
-		}
-		if d.hasEncrypt() {
-			continue // its data is encrypted
-		}
-		os, err := d.readObjStm(s)
-		if err != nil {
-			if isFinal(err) {
-				return err
-			}
-			continue
-		}
-		members := slices.Sorted(mapKeys(os.offsets))
-		for _, m := range members {
-			if _, ok := d.xref[m]; ok {
-				continue
-			}
-			if len(d.xref) >= d.lim.MaxPDFObjects {
-				return limitErr("PDF has more than %d objects", d.lim.MaxPDFObjects)
-			}
-			d.xref[m] = xrefEntry{typ: 2, off: num}
-			if bytes.Contains(os.data, []byte("/Catalog")) {
-				catalogs = append(catalogs, m)
-			}
-		}
+	// Index object streams; objects defined directly win. Encrypted
+	// ones wait until the trailer tells how to decrypt them.
+	if d.hasEncrypt() {
+		d.encryptedStms = stms
+	} else if err := d.indexObjStms(stms, &catalogs); err != nil {
+		return err
 	}
-	// The trailer: the last that names a catalog.
+	// The trailer: the last that names a catalog (or, encrypted, that
+	// names a catalog maybe in an object stream not yet read).
 	for i := len(trailers) - 1; i >= 0 && i >= len(trailers)-maxTrailersTried; i-- {
 		d.p.seek(trailers[i] + int64(len("trailer")))
 		o, err := d.p.object(0)
@@ -667,10 +677,21 @@ func (d *pdfDoc) rebuild() error {
 			break
 		}
 	}
+	if d.trailer["Root"] == nil && d.encryptedStms != nil {
+		for i := len(trailers) - 1; i >= 0 && i >= len(trailers)-maxTrailersTried; i-- {
+			d.p.seek(trailers[i] + int64(len("trailer")))
+			o, err := d.p.object(0)
+			if tr, ok := o.(dict); err == nil && ok && tr["Root"] != nil && tr["Encrypt"] != nil {
+				d.trailer = tr
+				break
+			}
+		}
+	}
 	if d.trailer["Root"] == nil {
 		for i := len(xrefs) - 1; i >= 0; i-- {
 			_, _, o, err := d.p.indirect(d.xref[xrefs[i]].off)
-			if s, ok := o.(*stream); err == nil && ok && d.isCatalog(s.dict["Root"]) {
+			if s, ok := o.(*stream); err == nil && ok && (d.isCatalog(s.dict["Root"]) ||
+				d.encryptedStms != nil && s.dict["Root"] != nil && s.dict["Encrypt"] != nil) {
 				d.trailer = s.dict
 				break
 			}
@@ -689,6 +710,44 @@ func (d *pdfDoc) rebuild() error {
 		return malformed("PDF has no document catalog")
 	}
 	d.encrypted = d.trailer["Encrypt"] != nil || d.hasEncrypt()
+	return nil
+}
+
+// indexObjStms adds the objects of the object streams stms to the
+// cross-reference table, those defined directly winning, and the ones
+// that may be catalogs to *catalogs.
+func (d *pdfDoc) indexObjStms(stms []int64, catalogs *[]int64) error {
+	for _, num := range stms {
+		e := d.xref[num]
+		if e.typ != 1 {
+			continue
+		}
+		n, _, o, err := d.p.indirect(e.off)
+		s, ok := o.(*stream)
+		if err != nil || !ok || n != num || s.dict["Type"] != pdfName("ObjStm") {
+			continue
+		}
+		os, err := d.readObjStm(s)
+		if err != nil {
+			if isFinal(err) {
+				return err
+			}
+			continue
+		}
+		members := slices.Sorted(mapKeys(os.offsets))
+		for _, m := range members {
+			if _, ok := d.xref[m]; ok {
+				continue
+			}
+			if len(d.xref) >= d.lim.MaxPDFObjects {
+				return limitErr("PDF has more than %d objects", d.lim.MaxPDFObjects)
+			}
+			d.xref[m] = xrefEntry{typ: 2, off: num}
+			if catalogs != nil && bytes.Contains(os.data, []byte("/Catalog")) {
+				*catalogs = append(*catalogs, m)
+			}
+		}
+	}
 	return nil
 }
 
@@ -823,7 +882,7 @@ func (d *pdfDoc) countPages() (int, error) {
 			visited[r] = true
 			var err error
 			if o, err = d.load(r); err != nil {
-				if errors.Is(err, errMissing) && d.encrypted {
+				if errors.Is(err, errMissing) && d.encrypted && d.crypt == nil {
 					return newErr([]error{ErrEncrypted}, "the PDF is encrypted and its page tree object %d cannot be read without the password", r.num)
 				}
 				return prefixed("PDF page tree: ", err)

@@ -21,7 +21,8 @@ type (
 	stream    struct {
 		dict dict
 		off  int64 // where the data starts
-		num  int64 // object number, for messages
+		num  int64 // object number and generation: messages, decryption
+		gen  int64
 	}
 )
 
@@ -573,7 +574,7 @@ func (p *parser) indirect(pos int64) (num, gen int64, o object, err error) {
 		if b, _ := p.c.peek(); b == '\n' {
 			p.c.pos++
 		}
-		return t1.i, t2.i, &stream{dict: d, off: p.c.pos, num: t1.i}, nil
+		return t1.i, t2.i, &stream{dict: d, off: p.c.pos, num: t1.i, gen: t2.i}, nil
 	}
 	return t1.i, t2.i, o, nil
 }
