@@ -98,6 +98,9 @@ type Letter struct {
 	// Unaddressed: the document carries no address (spec section 1), so
 	// production prints Postal in the envelope window.
 	Unaddressed bool `json:"unaddressed,omitempty"`
+	// CoverSheet: the address goes on a cover sheet before the letter
+	// (its window area is not clear and the profile asks for one).
+	CoverSheet bool `json:"cover_sheet,omitempty"`
 	// Checked is set by the check stage; a corrected or released letter
 	// is checked again.
 	Checked bool `json:"checked,omitempty"`

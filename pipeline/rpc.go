@@ -362,7 +362,7 @@ func (mr *Mailroom) rpcMailing(dst, params []byte, p rpc.Principal) ([]byte, int
 		limit = *in.Limit
 	}
 	if in.SessionID == "" || in.From < 0 || limit < 1 || limit > maxPageSize {
-		return badParams(dst, want + ": from at least 0, limit 1 to 1000")
+		return badParams(dst, want+": from at least 0, limit 1 to 1000")
 	}
 	m, err := mr.store.Mailing(in.SessionID)
 	if errors.Is(err, ErrNotFound) || err == nil && m.Account != p.Account {
