@@ -87,3 +87,15 @@ func TestProfileProblemsNameTheProfile(t *testing.T) {
 	f(`{"profile":"broken",`+letter+`}`,
 		`profile "broken" (profiles/ABC12345/broken.json): letters: a profile holds mailing attributes only, not letters (the operator must correct the profile)`)
 }
+
+// TestEndUncoveredPages: a statement run whose letters leave pages of the
+// document out is accepted, and warned that those pages go nowhere.
+func TestEndUncoveredPages(t *testing.T) {
+	r := newRig(t)
+	meta := `{"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"],"page_start":0,"page_end":1}]}`
+	res := r.end(r.session("statements.pdf", pdfPages(7), "m.json", meta))
+	want := []string{`m.json: "statements.pdf": pages 2-6 are in no letter and will not be sent (7 pages, numbered 0 to 6, as page_start and page_end)`}
+	if res.Result != "ok" || !reflect.DeepEqual(res.Warnings, want) {
+		t.Errorf("%+v, want warnings %q", res, want)
+	}
+}

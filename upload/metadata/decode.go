@@ -109,11 +109,19 @@ func (st *state) spend(n int) bool {
 	}
 	st.values += n
 	if st.values > st.lim.MaxValues {
-		st.here(fmt.Sprintf("more than %d values (attachments, postal lines, files, custom_data entries) in the file (the limit)", st.lim.MaxValues))
+		st.here(fmt.Sprintf("more than %s (attachments, postal lines, files, custom_data entries) in the file (the limit)", count(st.lim.MaxValues, "value")))
 		st.stop = true
 		return false
 	}
 	return true
+}
+
+// count writes n and the noun, singular or plural: "1 page", "2 pages".
+func count(n int, noun string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // here records a problem at the current path.
@@ -129,7 +137,7 @@ func (st *state) fatal(msg string) {
 // checkString applies the rules every string value obeys.
 func (st *state) checkString(s string) bool {
 	if len(s) > st.lim.MaxStringBytes {
-		st.here(fmt.Sprintf("value of %d bytes exceeds the limit of %d bytes", len(s), st.lim.MaxStringBytes))
+		st.here(fmt.Sprintf("value of %s exceeds the limit of %s", count(len(s), "byte"), count(st.lim.MaxStringBytes, "byte")))
 		return false
 	}
 	if strings.IndexByte(s, 0) >= 0 {
@@ -320,7 +328,7 @@ func (st *state) decodePack(r reader) *Pack {
 		case "letters":
 			r.list("letter", func(i int) bool {
 				if i >= st.lim.MaxLetters {
-					st.add("letters", fmt.Sprintf("more than %d letters (the limit)", st.lim.MaxLetters))
+					st.add("letters", fmt.Sprintf("more than %s (the limit)", count(st.lim.MaxLetters, "letter")))
 					return false
 				}
 				p.Letters = append(p.Letters, st.decodeLetter(r))

@@ -235,6 +235,10 @@
 //   - a letter without any document (no document uploaded, or only
 //     attachments) is a text-only message: it needs a template and email
 //     or sms as its primary channel (postal or fax beside it: w);
+//   - (w) pages of a letter document (not an attachment) of known page
+//     count that no letter takes, numbered as page_start and page_end:
+//     "statements.pdf": pages 2-6 are in no letter and will not be sent
+//     (at most 10 ranges are listed; not told while there are errors);
 //   - custom_data.password is not empty, and (w) the letter goes by email
 //     or sms;
 //   - attachments listed twice (w).

@@ -39,6 +39,18 @@ func TestHostile(t *testing.T) {
 	f("ok.xml", []byte("<pack><x>"+rep("<a>", 30)+rep("</a>", 30)+"</x></pack>"), none, true, "x: unknown field")
 	f("lim.json", []byte(`{"x":[[]]}`), metadata.Limits{MaxDepth: 2}, false, "nested deeper than 2 levels at line 1, column 7")
 
+	// Limits of one read "1 level", "1 byte" and so on.
+	one := metadata.Limits{MaxDepth: 1, MaxLetters: 1, MaxStringBytes: 1, MaxValues: 1}
+	f("one.json", []byte(`{"x":[]}`), one, false, "nested deeper than 1 level at line 1, column 6")
+	f("one.xml", []byte(`<pack><x/></pack>`), one, false, "nested deeper than 1 level at line 1, column 11")
+	f("one.json", []byte(`{"title":"ab","ab":1}`), metadata.Limits{MaxStringBytes: 1}, true,
+		"title: key of 5 bytes exceeds the limit of 1 byte", "ab: key of 2 bytes exceeds the limit of 1 byte")
+	f("one.xml", []byte(`<pack><title>ab</title></pack>`), metadata.Limits{MaxStringBytes: 1}, true, "title: value exceeds the limit of 1 byte")
+	f("one.json", []byte(`{"letters":[{},{}]}`), metadata.Limits{MaxLetters: 1}, true, "letters: more than 1 letter (the limit)")
+	f("one.json", []byte(`{"attachments":["a","b"]}`), metadata.Limits{MaxValues: 1}, true,
+		"attachments[1]: more than 1 value (attachments, postal lines, files, custom_data entries) in the file (the limit)")
+	f("one.json", []byte(`{}`), metadata.Limits{MaxBytes: 1}, false, "metadata file of 2 bytes exceeds the limit of 1 byte")
+
 	// A 10 MB string, value and key.
 	big := rep("x", 10<<20)
 	p := f("big.json", []byte(`{"title":"`+big+`","department":"d"}`), none, true, "title: value of 10485760 bytes exceeds the limit of 65536 bytes")

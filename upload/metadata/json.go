@@ -26,7 +26,7 @@ func (st *state) parseJSON(data []byte) *Pack {
 		return nil
 	}
 	if off := jsondepth.Exceeds(data, st.lim.MaxDepth); off >= 0 {
-		st.fatal(fmt.Sprintf("nested deeper than %d levels at %s", st.lim.MaxDepth, where(data, off)))
+		st.fatal(fmt.Sprintf("nested deeper than %s at %s", count(st.lim.MaxDepth, "level"), where(data, off)))
 		return nil
 	}
 	// The depth is bounded now, so the validator's recursion is too.
@@ -196,8 +196,8 @@ func (r *jsonReader) object(fn func(key string)) {
 		r.st.push(key)
 		switch {
 		case len(key) > r.st.lim.MaxStringBytes:
-			r.st.path[len(r.st.path)-1].key = key[:64]
-			r.st.here(fmt.Sprintf("key of %d bytes exceeds the limit of %d bytes", len(key), r.st.lim.MaxStringBytes))
+			r.st.path[len(r.st.path)-1].key = key[:min(len(key), 64)]
+			r.st.here(fmt.Sprintf("key of %s exceeds the limit of %s", count(len(key), "byte"), count(r.st.lim.MaxStringBytes, "byte")))
 			r.skip()
 		default:
 			fn(key)

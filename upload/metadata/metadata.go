@@ -257,7 +257,7 @@ func ParseProfile(name string, data []byte, lim Limits) (*Pack, []Problem) {
 
 func (st *state) parse(name string, data []byte) *Pack {
 	if len(data) > st.lim.MaxBytes {
-		st.add("", fmt.Sprintf("metadata file of %d bytes exceeds the limit of %d bytes", len(data), st.lim.MaxBytes))
+		st.add("", fmt.Sprintf("metadata file of %s exceeds the limit of %s", count(len(data), "byte"), count(st.lim.MaxBytes, "byte")))
 		return nil
 	}
 	lower := strings.ToLower(name)

@@ -98,6 +98,9 @@ type resolver struct {
 	defaultDoc string            // for letters and entries that name no document
 	candidates int               // uploaded documents that are not attachments
 	usedAsDoc  map[string]bool
+	// covered holds, per document of known page count, the page ranges
+	// (0-based, inclusive) the letters take from it.
+	covered map[string][][2]int
 }
 
 // entry is one document reference of a letter.
@@ -130,7 +133,7 @@ func resolve(p *Pack, files Files) ([]PlannedLetter, []Problem) {
 	v := &resolver{
 		p: p, files: files, byName: make(map[string]int, len(files)),
 		attach: map[string]bool{}, letterRef: map[string]string{}, attachRef: map[string]string{},
-		usedAsDoc: map[string]bool{},
+		usedAsDoc: map[string]bool{}, covered: map[string][][2]int{},
 	}
 	for i, f := range files {
 		if _, dup := v.byName[f.Name]; !dup {
@@ -163,6 +166,7 @@ func resolve(p *Pack, files Files) ([]PlannedLetter, []Problem) {
 		plan = append(plan, v.letter(i, entries[i]))
 	}
 	v.unused()
+	v.uncovered()
 	v.sort()
 	return plan, v.probs
 }
@@ -581,7 +585,7 @@ func (v *resolver) doc(e entry, name string, attach bool) (PlannedDocument, bool
 			v.err(pre+key, fmt.Sprintf("%d is negative: pages are numbered from 0", *p))
 			ok = false
 		case pages > 0 && *p >= pages:
-			v.err(pre+key, fmt.Sprintf("%d is beyond the last page of %s (%d pages, numbered 0 to %d)", *p, quote(name), pages, pages-1))
+			v.err(pre+key, fmt.Sprintf("%d is beyond the last page of %s (%s, numbered 0 to %d)", *p, quote(name), count(pages, "page"), pages-1))
 			ok = false
 		}
 	}
@@ -647,6 +651,9 @@ func (v *resolver) letter(i int, es []entry) PlannedLetter {
 	}
 	pl.TextOnly = len(own) == 0 && !ownErr
 	pl.Documents = append(own, att...)
+	for _, d := range pl.Documents {
+		v.cover(d)
+	}
 	seen := map[string]bool{}
 	for _, name := range v.p.Attachments {
 		if seen[name] || v.attachRef[name] != "" {
@@ -781,6 +788,91 @@ func (v *resolver) unused() {
 		return
 	}
 	v.warn("", fmt.Sprintf("%s uploaded but not used by any letter", nameList(left)))
+}
+
+// cover records the pages a letter takes from its letter document, when
+// the page count is known. Attachments are not counted: taking some
+// pages of an insert is a choice, not a letter lost, and a document is
+// a letter document or an attachment, not both (rule 1).
+func (v *resolver) cover(d PlannedDocument) {
+	if d.Attachment || d.PageEnd < 0 || d.PageStart > d.PageEnd {
+		return
+	}
+	if i, ok := v.byName[d.Name]; ok && v.files[i].Pages > 0 {
+		v.covered[d.Name] = append(v.covered[d.Name], [2]int{d.PageStart, d.PageEnd})
+	}
+}
+
+// uncovered warns of pages of a letter document that no letter takes:
+// with page ranges (a statement run), a range left out is a letter lost.
+// Nothing is said while there are errors, whose ranges are not counted.
+func (v *resolver) uncovered() {
+	if HasErrors(v.probs) {
+		return
+	}
+	for _, f := range v.files {
+		ranges := v.covered[f.Name]
+		if len(ranges) == 0 || f.Pages <= 0 {
+			continue
+		}
+		delete(v.covered, f.Name) // a name uploaded twice is looked at once
+		sort.Slice(ranges, func(i, j int) bool { return ranges[i][0] < ranges[j][0] })
+		var gaps [][2]int
+		next := 0 // the first page not known to be covered
+		for _, r := range ranges {
+			if r[0] > next {
+				gaps = append(gaps, [2]int{next, r[0] - 1})
+			}
+			next = max(next, r[1]+1)
+		}
+		if next < f.Pages {
+			gaps = append(gaps, [2]int{next, f.Pages - 1})
+		}
+		if len(gaps) == 0 {
+			continue
+		}
+		v.warn("", fmt.Sprintf("%s: %s in no letter and will not be sent (%s, numbered 0 to %d, as page_start and page_end)",
+			quote(f.Name), pageList(gaps), count(f.Pages, "page"), f.Pages-1))
+	}
+}
+
+// pageList writes page ranges as people read them: "page 4", "pages 2-6,
+// 9 and 12-14 are", at most 10 ranges and then how many more pages.
+func pageList(gaps [][2]int) string {
+	const max = 10
+	var b strings.Builder
+	pages := 0
+	for _, g := range gaps {
+		pages += g[1] - g[0] + 1
+	}
+	if pages == 1 {
+		return fmt.Sprintf("page %d is", gaps[0][0])
+	}
+	b.WriteString("pages ")
+	shown := 0
+	for i, g := range gaps {
+		if i == max {
+			break
+		}
+		switch {
+		case i == 0:
+		case i == len(gaps)-1:
+			b.WriteString(" and ")
+		default:
+			b.WriteString(", ")
+		}
+		if g[0] == g[1] {
+			fmt.Fprintf(&b, "%d", g[0])
+		} else {
+			fmt.Fprintf(&b, "%d-%d", g[0], g[1])
+		}
+		shown += g[1] - g[0] + 1
+	}
+	if len(gaps) > max {
+		fmt.Fprintf(&b, " and %s", count(pages-shown, "more page"))
+	}
+	b.WriteString(" are")
+	return b.String()
 }
 
 func nameList(names []string) string {

@@ -105,6 +105,8 @@ func TestValidate(t *testing.T) {
 		"letters[1].page_start: -1 is negative: pages are numbered from 0",
 		`letters[2].page_end: 3 is beyond the last page of "a.pdf" (3 pages, numbered 0 to 2)`,
 		`letters[3].page_start: 3 is beyond the last page of "a.pdf" (3 pages, numbered 0 to 2)`)
+	f(`{"letters":[{"postal":"A","page_start":1}]}`, metadata.Files{{Name: "a.pdf", Pages: 1}},
+		`letters[0].page_start: 1 is beyond the last page of "a.pdf" (1 page, numbered 0 to 0)`)
 	f(`{"letters":[{"postal":"A","page_start":500,"page_end":900}]}`, metadata.Files{{Name: "a.pdf"}}) // page count unknown
 	f(`{"letters":[{"postal":"A","files":[{"file_name":"a.pdf","page_end":5},{"file_name":"b.pdf","page_start":1,"page_end":0}],"file_name":"a.pdf","page_start":0,"page_end":1}]}`, session,
 		"letters[0].file_name: give file_name or files, not both",
@@ -113,6 +115,46 @@ func TestValidate(t *testing.T) {
 		`letters[0].files[0].page_end: 5 is beyond the last page of "a.pdf" (3 pages, numbered 0 to 2)`,
 		"letters[0].files[1].page_start: 1 is after page_end 0",
 		`warning: document "Terms.PDF" is uploaded but not used by any letter`)
+	// Pages of a letter document that no letter takes: a statement run
+	// that loses letters. Page numbers as in page_start and page_end.
+	ten := metadata.Files{{Name: "s.pdf", Pages: 10}}
+	letters := func(ranges ...string) string {
+		var ls []string
+		for _, r := range ranges {
+			ls = append(ls, `{"postal":"A",`+r+`}`)
+		}
+		return `{"letters":[` + strings.Join(ls, ",") + `]}`
+	}
+	f(letters(`"page_start":0,"page_end":1`, `"page_start":7`), ten,
+		`warning: "s.pdf": pages 2-6 are in no letter and will not be sent (10 pages, numbered 0 to 9, as page_start and page_end)`)
+	f(letters(`"page_end":8`), ten,
+		`warning: "s.pdf": page 9 is in no letter and will not be sent (10 pages, numbered 0 to 9, as page_start and page_end)`)
+	f(letters(`"page_start":5,"page_end":6`, `"page_start":0,"page_end":1`, `"page_start":1,"page_end":2`), ten,
+		`warning: "s.pdf": pages 3-4 and 7-9 are in no letter and will not be sent (10 pages, numbered 0 to 9, as page_start and page_end)`)
+	f(letters(`"page_start":1,"page_end":1`, `"page_start":3,"page_end":4`, `"page_start":6,"page_end":7`), ten,
+		`warning: "s.pdf": pages 0, 2, 5 and 8-9 are in no letter and will not be sent (10 pages, numbered 0 to 9, as page_start and page_end)`)
+	var even []string
+	for p := 0; p < 30; p += 2 {
+		even = append(even, fmt.Sprintf(`"page_start":%d,"page_end":%d`, p, p))
+	}
+	f(letters(even...), metadata.Files{{Name: "s.pdf", Pages: 30}},
+		`warning: "s.pdf": pages 1, 3, 5, 7, 9, 11, 13, 15, 17, 19 and 5 more pages are in no letter and will not be sent (30 pages, numbered 0 to 29, as page_start and page_end)`)
+	// Covered: every page in some letter, overlaps allowed; a letter
+	// without a range takes the whole document.
+	f(letters(`"page_start":0,"page_end":5`, `"page_start":3`), ten)
+	f(letters(`"page_start":4,"page_end":4`, `"email":"a@b.co"`), ten)
+	// Not counted: an unknown page count, attachments (taking some pages
+	// of an insert is a choice) and a mailing with errors.
+	f(letters(`"page_start":0,"page_end":1`), metadata.Files{{Name: "s.pdf"}})
+	f(`{"letters":[{"postal":"A","files":[{"file_name":"a.pdf"},{"file_name":"b.pdf","page_start":1,"page_end":1}]}]}`, session,
+		`warning: document "Terms.PDF" is uploaded but not used by any letter`)
+	f(letters(`"page_start":0,"page_end":1`, `"primary":"fax"`), ten, "letters[1].primary: fax is primary, but the letter has no fax")
+	// Each document, in upload order.
+	f(`{"letters":[{"postal":"A","file_name":"b.pdf","page_end":0},{"postal":"A","file_name":"a.pdf","page_start":1}]}`, session,
+		`warning: document "Terms.PDF" is uploaded but not used by any letter`,
+		`warning: "a.pdf": page 0 is in no letter and will not be sent (3 pages, numbered 0 to 2, as page_start and page_end)`,
+		`warning: "b.pdf": page 1 is in no letter and will not be sent (2 pages, numbered 0 to 1, as page_start and page_end)`)
+
 	// Rule 1: a document is a letter or an attachment, not both.
 	f(`{"attachments":["a.pdf"],"letters":[{"postal":"A","file_name":"a.pdf"},{"postal":"B","files":[{"file_name":"b.pdf"},{"file_name":"a.pdf"}]}]}`, session,
 		`letters[0].file_name: "a.pdf" is listed in attachments and cannot also be a letter document (rule 1 of spec 2.4)`,

@@ -120,7 +120,7 @@ func (r *xmlReader) next() (xml.Token, bool) {
 			r.depth++
 			if r.depth > r.st.lim.MaxDepth {
 				line, col := r.d.InputPos()
-				r.st.fatal(fmt.Sprintf("nested deeper than %d levels at line %d, column %d", r.st.lim.MaxDepth, line, col))
+				r.st.fatal(fmt.Sprintf("nested deeper than %s at line %d, column %d", count(r.st.lim.MaxDepth, "level"), line, col))
 				return nil, false
 			}
 			r.startOff = off
@@ -292,7 +292,7 @@ func (r *xmlReader) text() (string, bool) {
 		case xml.CharData:
 			if len(b)+len(t) > r.st.lim.MaxStringBytes {
 				if !long {
-					r.st.here(fmt.Sprintf("value exceeds the limit of %d bytes", r.st.lim.MaxStringBytes))
+					r.st.here(fmt.Sprintf("value exceeds the limit of %s", count(r.st.lim.MaxStringBytes, "byte")))
 				}
 				long, ok = true, false
 				continue
@@ -450,7 +450,7 @@ func (r *xmlReader) textOr(string) (string, bool, bool) {
 		case xml.EndElement:
 			if r.depth < level {
 				if len(b) > r.st.lim.MaxStringBytes {
-					r.st.here(fmt.Sprintf("value exceeds the limit of %d bytes", r.st.lim.MaxStringBytes))
+					r.st.here(fmt.Sprintf("value exceeds the limit of %s", count(r.st.lim.MaxStringBytes, "byte")))
 					return "", false, false
 				}
 				return string(b), true, true
