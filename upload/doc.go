@@ -10,12 +10,33 @@
 // written to a new blob beside the old ones, synced, renamed into place and
 // its directory synced; only then is its record committed to pebble with
 // a synced batch, and only then is the old blob (of a replaced name)
-// removed. A crash at any point leaves either the old record with its old
-// blob or the new record with its new blob; blobs without records are
-// removed when the store opens. end_session commits the mailing, its
-// letters and a lodgement job in one synced batch; the lodgement worker
-// commits each job's results together with the job's removal, so a restart
-// resumes exactly the jobs not yet done.
+// removed. A session's blob directory is synced into blobs/ when it is
+// made, before any record points into it. A crash at any point leaves
+// either the old record with its old blob or the new record with its new
+// blob; blobs without records are removed when the store opens.
+// end_session commits the mailing, its letters and a lodgement job in one
+// synced batch; the lodgement worker commits each job's results together
+// with the job's removal, so a restart resumes exactly the jobs not yet
+// done.
+//
+// # Lifecycle and retention
+//
+// A session is open until it ends (end_session), expires (its
+// Options.SessionTTL, default 24 h, runs out: the janitor deletes its
+// files) or is abandoned (a failed mpf_upload: its files are deleted at
+// once). The
+// documents of an ended mailing are kept for Options.Retention (default
+// 30 days, DefaultRetention) after it ended, then deleted by the janitor;
+// the session, file, mailing and letter records stay (PurgeDocuments is the
+// one place that policy lives). The janitor (Sweep, every minute) and
+// start-up read only indexes of the work that can be due: open sessions by
+// expiry, kept documents by end time, and closings in progress; their cost
+// is that of the open sessions and of the work due, not of the history.
+// Start-up removes, in open sessions' directories only, temporary files
+// and blobs without a record (ended sessions take no more files), and
+// finishes the closings a stop interrupted. A store written before the
+// indexes builds them once when it opens (and tidies every blob directory
+// as start-up then did).
 //
 // # On-disk layout
 //
@@ -36,6 +57,17 @@
 //	                              newest first: ^created is the bitwise NOT of the
 //	                              creation time in Unix nanoseconds; written in the
 //	                              same batch as every session record
+//	open/<expires:%016x>/<epid>   every open session (the epid), by expiry time
+//	                              (Unix nanoseconds); written and deleted in the
+//	                              same batch as the session record
+//	kept/<ended:%016x>/<epid>     every ended mailing whose documents are still
+//	                              stored (the epid), by end time; likewise
+//	purge/<epid>                  a closed (expired or abandoned) session whose
+//	                              blob directory is being removed: committed
+//	                              with the closing, deleted once it is gone
+//	indexes                       the version of the open/, kept/ and purge/
+//	                              indexes (1); a store without it builds them
+//	                              when it opens
 //
 // # Concurrency
 //

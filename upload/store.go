@@ -1,7 +1,6 @@
 package upload
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -45,6 +43,10 @@ const (
 	autoPrefix    = prefix + "auto/"
 	refPrefix     = prefix + "ref/"
 	acctPrefix    = prefix + "acct/"
+	openPrefix    = prefix + "open/"
+	keptPrefix    = prefix + "kept/"
+	purgePrefix   = prefix + "purge/"
+	indexesKey    = prefix + "indexes"
 )
 
 // Session states: a session is open until it is ended (end_session
@@ -70,6 +72,9 @@ type Session struct {
 	Expires time.Time `json:"expires"`
 	Ended   time.Time `json:"ended,omitempty"`
 	EndedBy string    `json:"ended_by,omitempty"` // who ended it (user name or API key id)
+	// Purged is when an ended mailing's documents were deleted, the
+	// retention period over (Options.Retention); its records stay.
+	Purged time.Time `json:"purged,omitempty"`
 	// Reason says why an abandoned session was abandoned: the answer its
 	// request got.
 	Reason string `json:"reason,omitempty"`
@@ -118,7 +123,12 @@ type Options struct {
 	// (HTTP 503, retry later) before any of it is written, so that a full
 	// disk refuses new files cleanly instead of failing half-way.
 	MinFreeBytes int64
-	Now          func() time.Time
+	// Retention is how long the documents (uploaded files) of an ended
+	// mailing are kept after end_session (default 30 days); then they are
+	// deleted and the records (session, files, mailing, letters) stay.
+	// See PurgeDocuments.
+	Retention time.Duration
+	Now       func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -130,6 +140,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinFreeBytes <= 0 {
 		o.MinFreeBytes = 1 << 30
+	}
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -220,53 +233,25 @@ func (s *Store) lockAll(epids []string) (unlock func()) {
 	}
 }
 
-// recover removes temporary files and unreferenced blobs.
-func (s *Store) recover() error {
-	referenced := map[string]bool{}
-	err := s.scan(filePrefix, func(k, v []byte) error {
-		var f File
-		if err := json.Unmarshal(v, &f); err != nil {
-			return err
-		}
-		rest := strings.TrimPrefix(string(k), filePrefix)
-		epid, _, _ := strings.Cut(rest, "/")
-		referenced[epid+"/"+f.Blob] = true
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	root := filepath.Join(s.dir, "blobs")
-	dirs, err := os.ReadDir(root)
-	if err != nil {
-		return err
-	}
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		ents, err := os.ReadDir(filepath.Join(root, d.Name()))
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if !referenced[d.Name()+"/"+e.Name()] {
-				os.Remove(filepath.Join(root, d.Name(), e.Name()))
-			}
-		}
-	}
-	return nil
-}
-
 func (s *Store) scan(prefix string, fn func(k, v []byte) error) error {
 	return s.scanRange(prefix, prefix, fn)
 }
 
 // scanRange is scan over the keys of prefix from from (inclusive) on.
 func (s *Store) scanRange(prefix, from string, fn func(k, v []byte) error) error {
-	end := []byte(prefix)
+	return s.scanKeys(from, prefixEnd(prefix), fn)
+}
+
+// prefixEnd is the first key after every key with the prefix pfx.
+func prefixEnd(pfx string) string {
+	end := []byte(pfx)
 	end[len(end)-1]++
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(from), UpperBound: end})
+	return string(end)
+}
+
+// scanKeys calls fn for every key from lo (inclusive) to hi (exclusive).
+func (s *Store) scanKeys(lo, hi string, fn func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(lo), UpperBound: []byte(hi)})
 	if err != nil {
 		return err
 	}
@@ -319,10 +304,25 @@ func (t *Tx) del(key string) {
 	}
 }
 
-// PutSession records a session and indexes it under its account.
+// PutSession records a session and keeps its index entries: under its
+// account always, among the open sessions by expiry while it is open, and
+// among the mailings whose documents are kept by end time once it ended
+// until they are removed (see lifecycle.go).
 func (t *Tx) PutSession(ss Session) {
 	t.put(sessionPrefix+ss.EPID, ss)
 	t.put(acctKey(ss), ss.EPID)
+	if ss.State == StateOpen {
+		t.put(openKey(ss), ss.EPID)
+	} else {
+		t.del(openKey(ss))
+	}
+	if ss.State == StateEnded {
+		if ss.Purged.IsZero() {
+			t.put(keptKey(ss), ss.EPID)
+		} else {
+			t.del(keptKey(ss))
+		}
+	}
 }
 
 // acctKey is a session's key in the account index: the inverted creation
@@ -714,99 +714,3 @@ var errStop = errors.New("stop")
 
 // DoneJob removes a job in t.
 func (t *Tx) DoneJob(key string) { t.del(key) }
-
-// ExpireSessions deletes the files of sessions whose time ran out while
-// open and marks them expired. It returns how many it expired.
-func (s *Store) ExpireSessions() (int, error) {
-	now := s.opt.Now()
-	var expired []string
-	err := s.scan(sessionPrefix, func(k, v []byte) error {
-		var ss Session
-		if err := json.Unmarshal(v, &ss); err != nil {
-			return err
-		}
-		if ss.State == StateOpen && now.After(ss.Expires) {
-			expired = append(expired, ss.EPID)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, epid := range expired {
-		done, err := s.expire(epid, now)
-		if err != nil {
-			return n, err
-		}
-		if done {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// expire expires one session under its lock if it is still open and past
-// its time at now: end_session may have ended it since it was listed.
-func (s *Store) expire(epid string, now time.Time) (bool, error) {
-	return s.close(epid, StateExpired, "", func(ss Session) bool { return now.After(ss.Expires) })
-}
-
-// Abandon closes an open session at once: its files are deleted and it
-// reads as abandoned, with why (the answer the client got) as its Reason.
-// A multipart upload that fails abandons its session, which no client
-// could go on with.
-func (s *Store) Abandon(epid, why string) error {
-	_, err := s.close(epid, StateAbandoned, why, func(Session) bool { return true })
-	return err
-}
-
-// close closes the session epid under its lock, as state (expired or
-// abandoned) for reason, when it is open and due says so.
-func (s *Store) close(epid, state, reason string, due func(Session) bool) (bool, error) {
-	mu := s.lock(epid)
-	mu.Lock()
-	defer mu.Unlock()
-	var ss Session
-	if err := s.get(sessionPrefix+epid, &ss); err != nil {
-		return false, err
-	}
-	if ss.State != StateOpen || !due(ss) {
-		return false, nil
-	}
-	files, err := s.Files(epid)
-	if err != nil {
-		return false, err
-	}
-	ss.State, ss.Reason = state, reason
-	err = s.Update(func(t *Tx) error {
-		t.PutSession(ss)
-		for _, f := range files {
-			t.deleteKey(filePrefix + epid + "/" + f.Name)
-		}
-		return nil
-	})
-	if err != nil {
-		return false, err
-	}
-	os.RemoveAll(filepath.Join(s.dir, "blobs", epid))
-	return true, nil
-}
-
-// RunJanitor expires sessions every interval until ctx is done.
-func RunJanitor(ctx context.Context, s *Store, interval time.Duration, log *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if n, err := s.ExpireSessions(); err != nil {
-			log.Error("expiring sessions", "err", err)
-		} else if n > 0 {
-			log.Info("expired sessions", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}

@@ -332,32 +332,6 @@ func TestPutFileRefused(t *testing.T) {
 	checkBlobs(t, s, ss.EPID)
 }
 
-// TestOpenRecovers: opening a store removes temporary files and blobs that
-// no record refers to, and keeps the others.
-func TestOpenRecovers(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir, Options{})
-	ss, _ := s.CreateSession("ABC12345", "clerk")
-	f := put(t, s, ss, "a.pdf", pdfPages(1))
-	closeStore(s)
-	bd := filepath.Join(dir, "blobs", ss.EPID)
-	for _, n := range []string{".tmp-123", "0123456789abcdef01234567.blob"} {
-		if err := os.WriteFile(filepath.Join(bd, n), []byte("junk"), 0o640); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.MkdirAll(filepath.Join(dir, "blobs", "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZ"), 0o750)
-	os.WriteFile(filepath.Join(dir, "blobs", "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZ", "x.blob"), []byte("junk"), 0o640)
-	s = openStore(t, dir, Options{})
-	if got := blobs(t, s, ss.EPID); len(got) != 1 || got[0] != f.Blob {
-		t.Errorf("blobs after reopening: %v, want [%s]", got, f.Blob)
-	}
-	if got := blobs(t, s, "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZ"); len(got) != 0 {
-		t.Errorf("blobs of a session without records: %v", got)
-	}
-	checkBlobs(t, s, ss.EPID)
-}
-
 // TestExpireSessions: sessions whose time ran out while open lose their
 // files and file records and read as expired; ended sessions and open
 // sessions with time left keep theirs.

@@ -37,6 +37,7 @@ func runServe(ctx context.Context, args []string) error {
 	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
 	maxUpload := fs.Int64("max-upload-bytes", 1<<30, "largest file accepted by PUT /direct_upload (HTTP 413 above)")
 	sessionTTL := fs.Duration("session-ttl", 24*time.Hour, "how long an upload session stays open; its files are deleted when it expires")
+	retention := fs.Duration("upload-retention", upload.DefaultRetention, "how long the uploaded documents of an ended mailing are kept; then they are deleted (its records stay)")
 	minFree := fs.Int64("min-free-bytes", 1<<30, "disk space an upload must leave free in the data directory (HTTP 503 with Retry-After when it would not)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (for example 127.0.0.1:6060); empty for none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
@@ -93,7 +94,7 @@ func runServe(ctx context.Context, args []string) error {
 	// JSON-RPC takes Bearer and Basic; Digest only reaches the uploads.
 	authn := auth.NewAuthenticator(store, auth.Config{Digest: true})
 
-	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree})
+	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree, Retention: *retention})
 	if err != nil {
 		return err
 	}
