@@ -1,10 +1,18 @@
 package upload
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/lodge-mail/lodge/internal/testenv"
+	"github.com/lodge-mail/lodge/upload/inspect"
 )
 
 // TestEndEncrypted: a PDF that needs a user password is refused with a
@@ -26,5 +34,70 @@ func TestEndEncrypted(t *testing.T) {
 	res = r.end(r.session("restricted.pdf", read("o128aes.pdf")))
 	if res.Result != "ok" {
 		t.Errorf("owner password only: %+v", res)
+	}
+}
+
+// TestEndPostScript: PostScript is counted by what it prints: without DSC
+// comments, and with comments that say fewer pages than it prints, its
+// letters' pages are there; a program that never ends is stopped and
+// refused.
+func TestEndPostScript(t *testing.T) {
+	testenv.Tool(t, "gs")
+	r := newRig(t)
+	r.l.cfg.Inspect.Timeout = 2 * time.Second
+	letters := `{"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"],"page_start":0,"page_end":1},` +
+		`{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"],"page_start":2,"page_end":2}]}`
+	f := func(name, ps string, wantErr string) {
+		t.Helper()
+		res := r.end(r.session(name, ps, "m.json", letters))
+		if wantErr == "" && res.Result != "ok" || wantErr != "" && (res.Result != "error" || !strings.Contains(strings.Join(res.Errs, "\n"), wantErr)) {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+	f("nodsc.ps", "%!PS\nshowpage\nshowpage\nshowpage\n", "")
+	f("lying.ps", "%!PS-Adobe-3.0\n%%Pages: 1\n%%EndComments\n%%Page: 1 1\nshowpage\nshowpage\nshowpage\n%%EOF\n", "")
+	f("bomb.ps", "%!PS\n{ } loop\n", "bomb.ps: PostScript did not finish within 2s: a program that never ends?")
+}
+
+// TestEndBusy: when every page-counting slot stays taken, end_session
+// answers 503 with Retry-After and leaves the session as it was; once a
+// slot is free the same session ends.
+func TestEndBusy(t *testing.T) {
+	testenv.Tool(t, "gs")
+	w := newWeb(t)
+	w.l.cfg.Inspect.MaxChildren, w.l.cfg.Inspect.ChildWait = 1, time.Millisecond
+	epid := w.newSession()
+	w.putFile(epid, "letter.ps", "%!PS\nshowpage\n")
+	release, err := inspect.AcquireChild(context.Background(), inspect.Limits{MaxChildren: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := w.do("GET", "/publicinterface/end_session.json?session_id="+epid, "ABC12345", nil)
+	if a.status != 503 || a.retryAfter != "30" || !strings.Contains(a.body, "busy inspecting other documents") {
+		t.Errorf("all slots taken: %+v", a)
+	}
+	release()
+	if ss, _ := w.s.Session(epid); ss.State == StateEnded {
+		t.Errorf("the session ended: %+v", ss)
+	}
+	if a := w.do("GET", "/publicinterface/end_session.json?session_id="+epid, "ABC12345", nil); a.status != 200 {
+		t.Errorf("a slot free: %+v", a)
+	}
+}
+
+// TestEndNoGhostscript: without Ghostscript, PostScript cannot be counted:
+// the client is told to retry (500) and the operator, in the log, to
+// install it.
+func TestEndNoGhostscript(t *testing.T) {
+	w := newWeb(t)
+	w.l.cfg.Inspect.Ghostscript = "/nonexistent/gs"
+	var log bytes.Buffer
+	w.h = NewHandler(w.s, w.l, Config{Host: "test-host"}, slog.New(slog.NewTextHandler(&log, nil)))
+	epid := w.newSession()
+	w.putFile(epid, "letter.ps", "%!PS\nshowpage\n")
+	a := w.do("GET", "/publicinterface/end_session.json?session_id="+epid, "ABC12345", nil)
+	if a.status != 500 || !strings.Contains(a.body, "end session failed; retry later") ||
+		!strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), "the operator must install it (Debian package ghostscript") {
+		t.Errorf("%+v; log %s", a, log.String())
 	}
 }

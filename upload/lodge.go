@@ -106,15 +106,17 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 			continue
 		}
 		if f.Pages == 0 {
-			n, err := l.pages(ss.EPID, f)
-			if errors.Is(err, inspect.ErrBusy) {
-				return res, err // nothing wrong with the files: 503, retry later
+			d, err := l.inspect(ss.EPID, f)
+			if errors.Is(err, inspect.ErrBusy) || errors.Is(err, inspect.ErrNoGhostscript) {
+				// nothing wrong with the files: 503 (retry later) or 500
+				// (the operator must install Ghostscript)
+				return res, err
 			}
 			if err != nil {
 				probs = append(probs, fmt.Sprintf("%s: %v", f.Name, err))
 				continue
 			}
-			f.Pages = n
+			f.Pages = d.Pages
 			changed[f.Name] = f
 		}
 		infos = append(infos, metadata.FileInfo{Name: f.Name, Kind: f.Kind, Pages: f.Pages})
@@ -274,22 +276,23 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 	return out, probs, nil
 }
 
-// pages counts a document's pages, in a child process unless configured
-// otherwise.
-func (l *Lodger) pages(epid string, f File) (int, error) {
+// inspect counts a document's pages, in a child process unless
+// configured otherwise.
+func (l *Lodger) inspect(epid string, f File) (inspect.Document, error) {
 	path := l.store.BlobPath(epid, f)
 	kind := inspect.Kind(f.Kind)
 	if !l.cfg.InProcess {
-		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.Inspect.WithDefaults().Timeout+5*time.Second)
+		lim := l.cfg.Inspect.WithDefaults()
+		ctx, cancel := context.WithTimeout(context.Background(), lim.ChildWait+lim.Timeout+5*time.Second)
 		defer cancel()
-		return inspect.PagesIsolated(ctx, kind, path, l.cfg.Inspect)
+		return inspect.InspectIsolated(ctx, kind, path, l.cfg.Inspect)
 	}
 	fh, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return inspect.Document{}, err
 	}
 	defer fh.Close()
-	return inspect.Pages(kind, fh, f.Size, l.cfg.Inspect)
+	return inspect.Inspect(kind, fh, f.Size, l.cfg.Inspect)
 }
 
 // commit records the mailing and ends the session.

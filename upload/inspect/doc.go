@@ -21,22 +21,26 @@
 //     bytes are counted and an entry that produces more than it declared
 //     fails at once, so memory and disk use is bounded by Limits whatever
 //     the archive says.
-//   - Pages counts pages: for PDF by walking the page tree (see below), for
-//     PostScript from DSC comments, for XPS from the FixedDocumentSequence
-//     and its FixedDocuments. It returns an error, never a guess: a
-//     document with no page count is an error.
+//   - Inspect (and Pages) counts pages: for PDF by walking the page tree
+//     (see below), for PostScript by running it in Ghostscript, for XPS
+//     from the FixedDocumentSequence and its FixedDocuments. It returns an
+//     error, never a guess: a document with no page count is an error. It
+//     also tells which pages are not A4 (Document.NotA4): a PDF page's
+//     /CropBox within its /MediaBox, a PostScript page's /PageSize, an XPS
+//     FixedPage's Width and Height; A4 within 2 mm, either way round.
 //   - No input panics, hangs or grows without bound: every loop is bounded
 //     by Limits or by the input's size, nothing recurses without a depth
 //     limit, nothing allocates by a size the file declares, and
 //     Limits.Timeout is a deadline the parsers check as they go. Pages
 //     recovers from panics (bugs) and returns them as errors.
-//   - PagesIsolated goes further: it counts in a child process with a hard
-//     timeout, memory cap and stack limit, so even a bug that escapes
-//     those bounds costs only the child.
+//   - InspectIsolated (and PagesIsolated) goes further: it counts in a
+//     child process with a hard timeout, memory cap and stack limit, so
+//     even a bug that escapes those bounds costs only the child.
 //
 // Every error matches one of ErrType, ErrNoExtension, ErrUnsafe,
-// ErrLimit, ErrMalformed, ErrEncrypted, ErrBusy (errors.Is) and has a
-// message fit for the client that sent the file.
+// ErrLimit, ErrMalformed, ErrEncrypted, ErrBusy, ErrNoGhostscript
+// (errors.Is) and has a message fit for the client that sent the file
+// (ErrBusy and ErrNoGhostscript are the server's, not the file's).
 //
 // # Limits
 //
@@ -54,6 +58,7 @@
 //	MaxDepth       256        PDF page tree levels
 //	MaxChildren    GOMAXPROCS inspection processes at once, process-wide
 //	ChildWait      15 s       wait for one of them before ErrBusy
+//	Ghostscript    "gs"       the program that runs PostScript (in PATH)
 //
 // Fixed internal bounds: a PDF object has at most 1,048,576 tokens and
 // nests arrays and dictionaries at most 100 deep; a decoded PDF
@@ -105,19 +110,34 @@
 //
 // # PostScript and XPS
 //
-// PostScript is never interpreted: the count is the header's
-// "%%Pages: N", or with "%%Pages: (atend)" the trailer's, else the number
-// of "%%Page:" comments outside embedded documents and binary sections.
-// EPS files are one page. A file without DSC comments is ErrMalformed.
+// PostScript is a program: its pages are the pages it prints. Ghostscript
+// runs it through internal/sandbox (clean environment, address-space and
+// CPU limits of MaxMemory and Timeout, its process group killed at the
+// deadline), with -dSAFER (no file access but the document), the null page
+// device, A4 for pages that ask for no size, and an EndPage procedure that
+// prints each page and its size, with a token random per run; the
+// document runs inside "stopped", so that its error is reported
+// ("PostScript error /undefined in foo after 1 page: it cannot be
+// printed", ErrMalformed). A program still running at Timeout is an
+// ErrLimit error ("PostScript did not finish within 10s: a program that
+// never ends?"), as is one that prints more than MaxPages pages; one that
+// prints none is ErrMalformed. Ghostscript missing is ErrNoGhostscript. The
+// DSC comments ("%%Pages: N", "%%Page:") are read only as a hint for
+// messages: a file without them is counted all the same, and one whose
+// comments lie is counted by what it prints. Ghostscript takes one of the
+// MaxChildren slots (in a PagesIsolated child it runs as the child's own
+// child, under the child's slot).
 //
 // An XPS document is opened with OpenZip's checks (part names may have
 // directories), its _rels/.rels names the FixedDocumentSequence, whose
 // DocumentReferences name FixedDocuments, whose PageContent elements are
-// counted. XML is streamed with encoding/xml (no entity expansion).
+// counted; each page's FixedPage part is read up to its root element for
+// its Width and Height. XML is streamed with encoding/xml (no entity
+// expansion).
 //
 // # Isolation
 //
-// PagesIsolated re-executes the current binary (os.Executable) with the
+// InspectIsolated re-executes the current binary (os.Executable) with the
 // environment variable LODGE_INSPECT_CHILD=1 and the arguments
 // "lodge-inspect-child <kind> <path>"; the limits travel as JSON in
 // LODGE_INSPECT_LIMITS. cmd/lodge/main.go must call
@@ -127,13 +147,15 @@
 // 64 MiB) and on Linux RLIMIT_AS (the address space at start plus
 // MaxMemory; the parent sets GOMEMLIMIT to three quarters of MaxMemory),
 // arms a watchdog that exits after Timeout should the parent be gone,
-// counts the pages with Pages and prints one JSON line:
+// inspects the document with Inspect and prints one JSON line:
 //
-//	{"pages":3}
+//	{"pages":3,"not_a4":[{"first":0,"last":2,"w":216,"h":279}],"not_a4_pages":3}
 //	{"error":"PDF page tree has a cycle (object 3 is its own ancestor)","categories":["malformed"]}
 //
-// The parent kills the child when its context is done or Timeout passes
-// and turns a crash, a kill or a missing answer into an ErrLimit error
+// The child's environment holds only the Go runtime's variables and PATH
+// (to find Ghostscript). The parent kills the child, with its process
+// group (Ghostscript), when its context is done or Timeout passes and
+// turns a crash, a kill or a missing answer into an ErrLimit error
 // "document could not be inspected: ...". ZIP checks and type sniffing run
 // in process: they are simple, bounded loops over the central directory.
 //

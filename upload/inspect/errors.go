@@ -36,6 +36,10 @@ var (
 	// Limits.ChildWait. Nothing is wrong with the document: a server
 	// answers 503 with Retry-After.
 	ErrBusy = errors.New("busy")
+	// ErrNoGhostscript: PostScript cannot be counted because Ghostscript
+	// (Limits.Ghostscript) is not installed. Nothing is wrong with the
+	// document: the server's operator must install it.
+	ErrNoGhostscript = errors.New("cannot run Ghostscript")
 )
 
 // Error is the concrete type of the errors this package returns. Its
@@ -82,7 +86,7 @@ var categoryNames = []struct {
 }{
 	{"type", ErrType}, {"noext", ErrNoExtension}, {"unsafe", ErrUnsafe},
 	{"limit", ErrLimit}, {"malformed", ErrMalformed}, {"encrypted", ErrEncrypted},
-	{"busy", ErrBusy},
+	{"busy", ErrBusy}, {"noghostscript", ErrNoGhostscript},
 }
 
 func categoriesOf(err error) []string {

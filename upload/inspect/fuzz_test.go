@@ -134,14 +134,31 @@ func FuzzPDFPages(f *testing.F) {
 	})
 }
 
+// FuzzPSPages: the DSC comments read as a hint and the reading of
+// Ghostscript's output never panic and stay in their bounds. (Ghostscript
+// itself runs in TestPostScript: running it per input would fuzz it, not
+// this package.)
 func FuzzPSPages(f *testing.F) {
 	for _, s := range []string{psTwoPages, psAtEnd, "%!PS-Adobe-3.0 EPSF-3.0\n", "%!\n%%Page: 1 1\r\n%%Page: 2 2\r",
-		"%!PS-Adobe-3.0\n%%BeginDocument\n%%Page: 1 1\n%%EndDocument\n%%Page: 1 1\n", "%!PS\n%%BeginBinary: 5\n%%Page: 1 1\n"} {
+		"%!PS-Adobe-3.0\n%%BeginDocument\n%%Page: 1 1\n%%EndDocument\n%%Page: 1 1\n", "%!PS\n%%BeginBinary: 5\n%%Page: 1 1\n",
+		"T page 595 842\nT page 612 792\nT error undefined foo\n", "T page 1e308 -1e308\r\nT page NaN Inf\n"} {
 		f.Add([]byte(s))
 	}
+	limitMinimization(f, "2000x")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := pages(PostScript, bytes.NewReader(data), int64(len(data)), fuzzLimits)
-		checkCount(t, n, err)
+		h, err := psDSC(bytes.NewReader(data), int64(len(data)), fuzzLimits.WithDefaults(), newDeadline(time.Minute))
+		if err != nil || h.pages == 0 || h.pages < -1 {
+			t.Fatalf("DSC hint %+v, %v", h, err)
+		}
+		r := parseGhostscript(data, "T", fuzzLimits.MaxPages)
+		if r.doc.Pages > fuzzLimits.MaxPages+1 || r.doc.NotA4Pages > r.doc.Pages || len(r.doc.NotA4) > MaxSizeRuns {
+			t.Fatalf("parsed %+v", r.doc)
+		}
+		for i, run := range r.doc.NotA4 {
+			if run.First > run.Last || run.Last >= r.doc.Pages || i > 0 && run.First <= r.doc.NotA4[i-1].Last || run.Width < 0 || run.Height < 0 {
+				t.Fatalf("runs %+v of %d pages", r.doc.NotA4, r.doc.Pages)
+			}
+		}
 	})
 }
 

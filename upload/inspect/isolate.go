@@ -25,19 +25,24 @@ const (
 	childProcs    = "2"
 )
 
-// childPages is what the child runs. Tests replace it (in the child) to
+// childInspect is what the child runs. Tests replace it (in the child) to
 // make the child crash, hang or eat memory.
-var childPages = Pages
+var childInspect = Inspect
 
 type childResult struct {
-	Pages      int      `json:"pages,omitempty"`
+	Document
 	Error      string   `json:"error,omitempty"`
 	Categories []string `json:"categories,omitempty"`
 }
 
-// PagesIsolated counts a document's pages in a child process, so that a
-// document that defeats the parser's own bounds costs a child, not the
-// server. The child is this executable (os.Executable) started with the
+// PagesIsolated is InspectIsolated's page count.
+func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int, error) {
+	d, err := InspectIsolated(ctx, kind, path, lim)
+	return d.Pages, err
+}
+
+// InspectIsolated is Inspect in a child process, so that a document
+// that defeats the parser's own bounds costs a child, not the server. The child is this executable (os.Executable) started with the
 // environment variable LODGE_INSPECT_CHILD=1 and the arguments
 // "lodge-inspect-child <kind> <path>"; main must call
 // RunChildIfRequested first thing for that to work (cmd/lodge/main.go
@@ -52,7 +57,8 @@ type childResult struct {
 //   - has a goroutine stack limit of 64 MiB (debug.SetMaxStack), so that
 //     runaway recursion is a quick fatal error;
 //   - runs with GOMAXPROCS=2 and an environment holding only GO*
-//     variables: nothing secret of the server's reaches it;
+//     variables and PATH (to find Ghostscript): nothing secret of the
+//     server's reaches it;
 //   - answers with one JSON line on stdout.
 //
 // A child that crashes, is killed or answers nothing gives an ErrLimit
@@ -63,28 +69,28 @@ type childResult struct {
 // Each call starts one process, and holds one of the lim.MaxChildren
 // process-wide slots while it runs (see AcquireChild): past them it waits
 // up to lim.ChildWait, then fails with ErrBusy.
-func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int, error) {
+func InspectIsolated(ctx context.Context, kind Kind, path string, lim Limits) (Document, error) {
 	lim = lim.WithDefaults()
 	switch kind {
 	case PDF, PostScript, XPS:
 	default:
-		return 0, typeErr("pages are counted for PDF, PostScript and XPS documents, not %s", kind.label())
+		return Document{}, typeErr("pages are counted for PDF, PostScript and XPS documents, not %s", kind.label())
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	if _, err := os.Stat(abs); err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("document could not be inspected: %w", err)
+		return Document{}, fmt.Errorf("document could not be inspected: %w", err)
 	}
 	lj, _ := json.Marshal(lim)
 	release, err := AcquireChild(ctx, lim)
 	if err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	defer release()
 	tctx, cancel := context.WithTimeout(ctx, lim.Timeout)
@@ -101,27 +107,30 @@ func PagesIsolated(ctx context.Context, kind Kind, path string, lim Limits) (int
 	killGroup(cmd) // with the processes it started (Ghostscript)
 	runErr := cmd.Run()
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	if tctx.Err() != nil {
-		return 0, limitErr("document could not be inspected: it took longer than %v", lim.Timeout)
+		if kind == PostScript {
+			return Document{}, limitErr("document could not be inspected: it took longer than %v (a PostScript program that never ends?)", lim.Timeout)
+		}
+		return Document{}, limitErr("document could not be inspected: it took longer than %v", lim.Timeout)
 	}
 	if res, ok := lastJSON(stdout.Bytes()); ok && (res.Pages > 0 || res.Error != "") {
 		if res.Error != "" {
-			return 0, errorFromWire(res.Error, res.Categories)
+			return Document{}, errorFromWire(res.Error, res.Categories)
 		}
-		return res.Pages, nil
+		return res.Document, nil
 	}
-	return 0, limitErr("document could not be inspected: %s", describeCrash(runErr, stderr.Bytes(), lim))
+	return Document{}, limitErr("document could not be inspected: %s", describeCrash(runErr, stderr.Bytes(), lim))
 }
 
 // childEnviron is the parent's environment reduced to the Go runtime's
-// own variables (GODEBUG, GOTRACEBACK, GORACE, GOCOVERDIR, ...).
+// own variables (GODEBUG, GOTRACEBACK, GORACE, GOCOVERDIR, ...) and PATH.
 func childEnviron() []string {
 	env := []string{"GOMAXPROCS=" + childProcs}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GO") && k != "GOMEMLIMIT" && k != "GOMAXPROCS" {
+		if strings.HasPrefix(k, "GO") && k != "GOMEMLIMIT" && k != "GOMAXPROCS" || k == "PATH" {
 			env = append(env, kv)
 		}
 	}
@@ -215,11 +224,11 @@ func runChild(kind Kind, path string) int {
 	if err != nil {
 		return answer(childResult{Error: "document could not be inspected: " + err.Error(), Categories: []string{"malformed"}})
 	}
-	n, err := childPages(kind, f, st.Size(), lim)
+	d, err := childInspect(kind, f, st.Size(), lim)
 	if err != nil {
 		return answer(childResult{Error: err.Error(), Categories: categoriesOf(err)})
 	}
-	return answer(childResult{Pages: n})
+	return answer(childResult{Document: d})
 }
 
 func answer(res childResult) int {

@@ -19,7 +19,7 @@ import (
 // starting with "TEST-" make it misbehave on purpose.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		childPages = misbehave
+		childInspect = misbehave
 	}
 	RunChildIfRequested()
 	if raceEnabled {
@@ -32,24 +32,24 @@ func TestMain(m *testing.M) {
 
 var sink [][]byte
 
-func misbehave(kind Kind, r io.ReaderAt, size int64, lim Limits) (int, error) {
+func misbehave(kind Kind, r io.ReaderAt, size int64, lim Limits) (Document, error) {
 	head := make([]byte, 4096)
 	n, _ := r.ReadAt(head, 0)
 	if fifo, ok := strings.CutPrefix(string(head[:n]), "TEST-BLOCK "); ok {
 		// Blocks until the test writes a byte into the named pipe.
 		f, err := os.Open(fifo)
 		if err != nil {
-			return 0, err
+			return Document{}, err
 		}
 		defer f.Close()
 		if _, err := f.Read(make([]byte, 1)); err != nil {
-			return 0, err
+			return Document{}, err
 		}
-		return 1, nil
+		return Document{Pages: 1}, nil
 	}
 	switch string(head[:min(n, 16)]) {
 	case "TEST-OVERFLOW":
-		return recurse(1), nil
+		return Document{Pages: recurse(1)}, nil
 	case "TEST-HANG":
 		for {
 			time.Sleep(time.Hour)
@@ -74,7 +74,7 @@ func misbehave(kind Kind, r io.ReaderAt, size int64, lim Limits) (int, error) {
 		os.Stdout.WriteString("not json\n")
 		os.Exit(0)
 	}
-	return Pages(kind, r, size, lim)
+	return Inspect(kind, r, size, lim)
 }
 
 func recurse(n int) int {
@@ -103,7 +103,7 @@ func TestPagesIsolated(t *testing.T) {
 	f("1-page PDF", PDF, onePagePDF(), Limits{}, 1, nil, "")
 	f("3-page PDF", PDF, threePagePDF(), Limits{}, 3, nil, "")
 	f("xref stream PDF", PDF, xrefStreamPDF(), Limits{}, 4, nil, "")
-	f("PostScript", PostScript, []byte(psAtEnd), Limits{}, 3, nil, "")
+	f("PostScript (its DSC comments say 3 pages, it prints 1)", PostScript, []byte(psAtEnd), Limits{}, 1, nil, "")
 	f("XPS", XPS, twoPageXPS(t), Limits{}, 2, nil, "")
 	f("cyclic page tree", PDF, pdfWith(cat, "<< /Type /Pages /Kids [2 0 R] >>"), Limits{}, 0, ErrMalformed, "page tree has a cycle")
 	f("limits reach the child", PDF, threePagePDF(), Limits{MaxPages: 2}, 0, ErrLimit, "more than 2 pages")
@@ -114,7 +114,8 @@ func TestPagesIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	f("needs a user password", PDF, u, Limits{}, 0, ErrEncrypted, "encrypted: opening it needs a password")
-	f("PostScript with no DSC", PostScript, []byte("%!\nshowpage\n"), Limits{}, 0, ErrMalformed, "no page count")
+	f("PostScript with no DSC", PostScript, []byte("%!\nshowpage\n"), Limits{}, 1, nil, "")
+	f("PostScript that never ends", PostScript, []byte("%!PS\n{ } loop\n"), Limits{Timeout: time.Second}, 0, ErrLimit, "took longer than 1s (a PostScript program that never ends?)")
 
 	if raceEnabled {
 		// The race detector's shadow memory for a 64 MiB stack may not fit

@@ -41,6 +41,9 @@ type Limits struct {
 	// ChildWait is how long a caller waits for one of the MaxChildren
 	// slots before it gets ErrBusy.
 	ChildWait time.Duration
+	// Ghostscript is the program that runs PostScript to count its pages
+	// (default "gs", looked up in PATH).
+	Ghostscript string
 }
 
 // Defaults, used for zero fields of Limits.
@@ -96,6 +99,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.ChildWait <= 0 {
 		l.ChildWait = DefaultChildWait
+	}
+	if l.Ghostscript == "" {
+		l.Ghostscript = "gs"
 	}
 	return l
 }

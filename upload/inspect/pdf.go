@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -67,30 +68,30 @@ type pdfDoc struct {
 	encryptedStms                []int64 // object streams a rebuild could not read yet
 }
 
-func pdfPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
+func pdfPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (Document, error) {
 	d := &pdfDoc{r: r, size: size, lim: lim, dl: dl, hdrOff: -1}
 	d.p = newParser(newCursor(r, size, dl), dl)
 	head := make([]byte, min(size, pdfHeaderWindow+5))
 	if n, _ := r.ReadAt(head, 0); n > 0 {
 		d.hdrOff = int64(bytes.Index(head[:n], []byte("%PDF-")))
 	}
-	n, err := d.fromXref()
+	doc, err := d.fromXref()
 	if err == nil || isFinal(err) {
-		return n, err
+		return doc, err
 	}
 	if err := d.rebuild(); err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	if err := d.openEncryption(); err != nil {
 		if !errors.Is(err, ErrEncrypted) {
-			return 0, encryptedErr("encrypted, and its /Encrypt dictionary cannot be read (%v): it cannot be opened", err)
+			return Document{}, encryptedErr("encrypted, and its /Encrypt dictionary cannot be read (%v): it cannot be opened", err)
 		}
-		return 0, err
+		return Document{}, err
 	}
 	if d.crypt != nil {
 		// the object streams the rebuild left, now that they can be read
 		if err := d.indexObjStms(d.encryptedStms, nil); err != nil {
-			return 0, err
+			return Document{}, err
 		}
 	}
 	return d.countPages()
@@ -106,17 +107,17 @@ func (d *pdfDoc) reset() {
 	d.encryptedStms = nil
 }
 
-func (d *pdfDoc) fromXref() (int, error) {
+func (d *pdfDoc) fromXref() (Document, error) {
 	d.reset()
 	start, err := d.startxref()
 	if err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	if err := d.loadXref(start); err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	if err := d.openEncryption(); err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	return d.countPages()
 }
@@ -843,24 +844,28 @@ func objHeader(chunk []byte, at int) (num int64, start int, ok bool) {
 // node reached twice is an error (a cycle, or a shared subtree that would
 // otherwise multiply), as is a tree deeper than MaxDepth or with more
 // than MaxPages leaves. /Count is not trusted: the leaves are counted.
-func (d *pdfDoc) countPages() (int, error) {
+// Each page's size is its /CropBox within its /MediaBox (both inherited
+// from its ancestors when it has none) times its /UserUnit.
+func (d *pdfDoc) countPages() (Document, error) {
+	var doc Document
 	c, err := d.resolveErr(d.trailer["Root"])
 	if err != nil {
-		return 0, prefixed("PDF document catalog: ", err)
+		return doc, prefixed("PDF document catalog: ", err)
 	}
 	cat, ok := c.(dict)
 	if !ok {
-		return 0, malformed("PDF document catalog is missing")
+		return doc, malformed("PDF document catalog is missing")
 	}
 	root := cat["Pages"]
 	if root == nil {
-		return 0, malformed("PDF document catalog has no /Pages")
+		return doc, malformed("PDF document catalog has no /Pages")
 	}
 	type frame struct {
 		kids  array
 		i     int
 		self  ref
 		isRef bool
+		boxes pageBoxes // inherited by the kids
 	}
 	var (
 		stack   []frame
@@ -893,6 +898,11 @@ func (d *pdfDoc) countPages() (int, error) {
 		if !ok {
 			return malformed("PDF page tree node is not a dictionary")
 		}
+		var inherited pageBoxes
+		if len(stack) > 0 {
+			inherited = stack[len(stack)-1].boxes
+		}
+		boxes := inherited.with(n)
 		typ, _ := n["Type"].(pdfName)
 		kids, hasKids := n["Kids"]
 		switch {
@@ -911,7 +921,7 @@ func (d *pdfDoc) countPages() (int, error) {
 			if decl < 0 {
 				decl, _ = d.resolve(n["Count"]).(int64)
 			}
-			stack = append(stack, frame{kids: ka, self: self, isRef: isRef})
+			stack = append(stack, frame{kids: ka, self: self, isRef: isRef, boxes: boxes})
 			if isRef {
 				onPath[self] = true
 			}
@@ -920,17 +930,20 @@ func (d *pdfDoc) countPages() (int, error) {
 			if count > d.lim.MaxPages {
 				return limitErr("PDF has more than %d pages", d.lim.MaxPages)
 			}
+			if w, h, ok := d.pageSize(boxes, n["UserUnit"]); ok {
+				doc.addPage(count-1, w, h)
+			}
 		default:
 			return malformed("PDF page tree node has /Type /%s", typ)
 		}
 		return nil
 	}
 	if err := visit(root); err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	for len(stack) > 0 {
 		if err := d.dl.check(); err != nil {
-			return 0, err
+			return Document{}, err
 		}
 		top := &stack[len(stack)-1]
 		if top.i >= len(top.kids) {
@@ -943,14 +956,83 @@ func (d *pdfDoc) countPages() (int, error) {
 		kid := top.kids[top.i]
 		top.i++
 		if err := visit(kid); err != nil {
-			return 0, err
+			return Document{}, err
 		}
 	}
 	if count == 0 {
 		if decl > 0 {
-			return 0, malformed("PDF page tree has no pages (its /Count says %d)", decl)
+			return Document{}, malformed("PDF page tree has no pages (its /Count says %d)", decl)
 		}
-		return 0, malformed("PDF has no pages")
+		return Document{}, malformed("PDF has no pages")
 	}
-	return count, nil
+	doc.Pages = count
+	return doc, nil
+}
+
+// pageBoxes are a page tree node's inheritable boxes, unresolved.
+type pageBoxes struct{ media, crop object }
+
+func (b pageBoxes) with(n dict) pageBoxes {
+	if v, ok := n["MediaBox"]; ok {
+		b.media = v
+	}
+	if v, ok := n["CropBox"]; ok {
+		b.crop = v
+	}
+	return b
+}
+
+// pageSize is a page's width and height in points: its crop box within
+// its media box, times its user unit; ok is false when it has no valid
+// media or crop box.
+func (d *pdfDoc) pageSize(b pageBoxes, unit object) (w, h float64, ok bool) {
+	media, okM := d.rect(b.media)
+	crop, okC := d.rect(b.crop)
+	switch {
+	case okM && okC:
+		crop = [4]float64{max(crop[0], media[0]), max(crop[1], media[1]), min(crop[2], media[2]), min(crop[3], media[3])}
+		if crop[2] <= crop[0] || crop[3] <= crop[1] {
+			crop = media // no overlap: readers fall back to the media box
+		}
+	case okM:
+		crop = media
+	case !okC:
+		return 0, 0, false
+	}
+	u := 1.0
+	if v, ok := number(d.resolve(unit)); ok && v > 0 && v < 1e5 {
+		u = v
+	}
+	return (crop[2] - crop[0]) * u, (crop[3] - crop[1]) * u, true
+}
+
+// rect reads a rectangle [x1 y1 x2 y2], normalised so that x1 < x2 and
+// y1 < y2; ok is false unless it is four finite numbers enclosing an area.
+func (d *pdfDoc) rect(o object) (r [4]float64, ok bool) {
+	a, isArray := d.resolve(o).(array)
+	if !isArray || len(a) != 4 {
+		return r, false
+	}
+	for i, v := range a {
+		if r[i], ok = number(d.resolve(v)); !ok {
+			return r, false
+		}
+	}
+	if r[0] > r[2] {
+		r[0], r[2] = r[2], r[0]
+	}
+	if r[1] > r[3] {
+		r[1], r[3] = r[3], r[1]
+	}
+	return r, r[2] > r[0] && r[3] > r[1] && !math.IsInf(r[2]-r[0], 0) && !math.IsInf(r[3]-r[1], 0)
+}
+
+func number(o object) (float64, bool) {
+	switch v := o.(type) {
+	case int64:
+		return float64(v), true
+	case float64:
+		return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+	}
+	return 0, false
 }

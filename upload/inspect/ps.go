@@ -6,21 +6,34 @@ import (
 	"strconv"
 )
 
-// PostScript page counts come from the Document Structuring Conventions:
-// the header's "%%Pages: N", or the trailer's when the header says
-// "%%Pages: (atend)", else the number of "%%Page:" comments. Comments
-// inside embedded documents (%%BeginDocument ... %%EndDocument) and in
-// binary or data sections (%%BeginBinary, %%BeginData) do not count. An
-// EPS file (%!PS-Adobe-x.y EPSF-x.y, or the DOS EPS binary header) is one
-// page. The PostScript itself is never interpreted: a file without DSC
-// comments has no page count.
+// PostScript is a program: its pages are what it prints, and the only way
+// to know them is to run it. Ghostscript interprets it in the sandbox
+// (ghostscript.go) and reports each page it prints. The Document
+// Structuring Conventions ("%%Pages: N", "%%Page:" comments) are read
+// too, but only as a hint for messages: a file without them is counted
+// all the same, and one whose comments lie is counted by what it prints.
+//
+// The DSC reading: the header's "%%Pages: N", or the trailer's when the
+// header says "%%Pages: (atend)", else the number of "%%Page:" comments.
+// Comments inside embedded documents (%%BeginDocument ... %%EndDocument)
+// and in binary or data sections (%%BeginBinary, %%BeginData) do not
+// count. An EPS file (%!PS-Adobe-x.y EPSF-x.y, or the DOS EPS binary
+// header) is one page.
+
+// dscHint is what the DSC comments say: pages < 0 when they say nothing.
+type dscHint struct {
+	pages int
+	eps   bool
+}
 
 const psLineKeep = 256 // DSC lines are at most 255 bytes
 
-func psPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
+// psDSC reads the DSC comments of a PostScript file. It stops counting
+// "%%Page:" comments past lim.MaxPages.
+func psDSC(r io.ReaderAt, size int64, lim Limits, dl *deadline) (dscHint, error) {
 	var head [4]byte
 	if n, _ := r.ReadAt(head[:], 0); n == 4 && bytes.Equal(head[:], []byte{0xC5, 0xD0, 0xD3, 0xC6}) {
-		return 1, nil
+		return dscHint{pages: 1, eps: true}, nil
 	}
 	lr := &psLines{r: io.NewSectionReader(r, 0, size)}
 	var (
@@ -36,19 +49,19 @@ func psPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
 	for {
 		line, ok, err := lr.next()
 		if err != nil {
-			return 0, err
+			return dscHint{}, err
 		}
 		if !ok {
 			break
 		}
 		if err := dl.check(); err != nil {
-			return 0, err
+			return dscHint{}, err
 		}
 		if first {
 			first = false
 			l := bytes.TrimPrefix(line, []byte{0x04})
 			if bytes.HasPrefix(l, []byte("%!PS-Adobe-")) && bytes.Contains(l, []byte(" EPSF-")) {
-				return 1, nil
+				return dscHint{pages: 1, eps: true}, nil
 			}
 		}
 		if len(line) == 0 {
@@ -93,9 +106,8 @@ func psPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
 				}
 			}
 		case bytes.HasPrefix(line, []byte("%%Page:")):
-			pageComments++
-			if pageComments > lim.MaxPages {
-				return 0, limitErr("PostScript has more than %d pages", lim.MaxPages)
+			if pageComments <= lim.MaxPages {
+				pageComments++
 			}
 		}
 	}
@@ -106,13 +118,21 @@ func psPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
 	case atend && trailerPages > 0:
 		n = trailerPages
 	}
-	if n > lim.MaxPages {
-		return 0, limitErr("PostScript has %d pages, more than the limit of %d", n, lim.MaxPages)
-	}
 	if n == 0 {
-		return 0, malformed("PostScript has no page count: no DSC %%%%Pages: or %%%%Page: comments")
+		n = -1
 	}
-	return n, nil
+	return dscHint{pages: n}, nil
+}
+
+// String says what the comments promise, for messages ("" when nothing).
+func (h dscHint) String() string {
+	switch {
+	case h.pages < 0:
+		return ""
+	case h.pages == 1:
+		return "its DSC comments say 1 page"
+	}
+	return "its DSC comments say " + strconv.Itoa(h.pages) + " pages"
 }
 
 // dscInt reads the first number of a DSC value ("%%Pages: 12 -1" is 12);

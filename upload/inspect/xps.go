@@ -43,17 +43,17 @@ func ZipIsXPS(r io.ReaderAt, size int64) bool {
 	return err == nil && seq != ""
 }
 
-func xpsPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) {
+func xpsPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (Document, error) {
 	a, err := openZip(r, size, lim, true)
 	if err != nil {
-		return 0, prefixed("XPS package: ", err)
+		return Document{}, prefixed("XPS package: ", err)
 	}
 	seq, err := a.fdseq(dl)
 	if err != nil {
-		return 0, err
+		return Document{}, err
 	}
 	if seq == "" {
-		return 0, malformed("not an XPS document: no FixedDocumentSequence")
+		return Document{}, malformed("not an XPS document: no FixedDocumentSequence")
 	}
 	var docs []string
 	err = a.elements(seq, dl, func(se xml.StartElement) error {
@@ -67,36 +67,65 @@ func xpsPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (int, error) 
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return Document{}, err
 	}
-	counted := map[string]int{}
+	counted := map[string][]string{} // a FixedDocument's pages (their parts)
+	var doc Document
 	total := 0
-	for _, doc := range docs {
-		n, ok := counted[doc]
+	for _, fdoc := range docs {
+		pages, ok := counted[fdoc]
 		if !ok {
-			err := a.elements(doc, dl, func(se xml.StartElement) error {
+			err := a.elements(fdoc, dl, func(se xml.StartElement) error {
 				if se.Name.Local == "PageContent" {
-					n++
-					if n > lim.MaxPages {
+					if len(pages) >= lim.MaxPages {
 						return limitErr("XPS document has more than %d pages", lim.MaxPages)
 					}
+					pages = append(pages, resolvePart(fdoc, attr(se, "Source")))
 				}
 				return nil
 			})
 			if err != nil {
-				return 0, err
+				return Document{}, err
 			}
-			counted[doc] = n
+			counted[fdoc] = pages
 		}
-		total += n
-		if total > lim.MaxPages {
-			return 0, limitErr("XPS document has more than %d pages", lim.MaxPages)
+		if total+len(pages) > lim.MaxPages {
+			return Document{}, limitErr("XPS document has more than %d pages", lim.MaxPages)
+		}
+		for _, pg := range pages {
+			w, h, err := a.fixedPageSize(pg, dl)
+			if err != nil {
+				return Document{}, err
+			}
+			doc.addPage(total, w, h)
+			total++
 		}
 	}
 	if total == 0 {
-		return 0, malformed("XPS document has no pages")
+		return Document{}, malformed("XPS document has no pages")
 	}
-	return total, nil
+	doc.Pages = total
+	return doc, nil
+}
+
+var errStop = errors.New("stop")
+
+// fixedPageSize reads a FixedPage's Width and Height (in 1/96 inch) and
+// returns them in points; zero when the page part is missing or says
+// nothing (the count does not need it). Only the deadline is an error.
+func (a *Archive) fixedPageSize(name string, dl *deadline) (w, h float64, err error) {
+	if !a.hasPart(name) {
+		return 0, 0, nil
+	}
+	err = a.elements(name, dl, func(se xml.StartElement) error {
+		w, _ = strconv.ParseFloat(attr(se, "Width"), 64)
+		h, _ = strconv.ParseFloat(attr(se, "Height"), 64)
+		return errStop // the root element is the FixedPage
+	})
+	if errors.Is(err, ErrLimit) {
+		return 0, 0, err
+	}
+	return w * 72 / 96, h * 72 / 96, nil
 }
 
 // fdseq returns the name of the FixedDocumentSequence part ("" if none).
