@@ -14,7 +14,10 @@
 //     WWW-Authenticate, repeated failures 429 with Retry-After; credentials
 //     in the URL get 400.
 //   - Limits are explicit: body size (413), header size (431), read, write
-//     and idle timeouts for slow clients, connections per client IP.
+//     and idle timeouts for slow clients, connections per client IP and in
+//     all (Config.MaxConns, under the open file limit: past it a connection
+//     is closed at once). Running out of descriptors does not stop the
+//     server: accept is retried with backoff.
 //   - Shutdown: readiness turns 503 first, in-flight requests drain, then
 //     Run returns so the caller closes its stores in reverse order.
 //   - Nothing of a fasthttp RequestCtx is kept past its handler.
@@ -65,6 +68,12 @@ type Config struct {
 	WriteTimeout   time.Duration // default 60s
 	IdleTimeout    time.Duration // default 120s between keep-alive requests
 	MaxConnsPerIP  int           // default 512
+	// MaxConns bounds the open connections of both listeners together, so
+	// that the process keeps descriptors for its files: default 3/4 of
+	// the open file limit (RLIMIT_NOFILE) less 256, at least half of it.
+	// Connections past it, or past MaxConnsPerIP, are accepted and closed
+	// at once.
+	MaxConns int
 	// DrainDelay is how long readiness reports 503 before the listeners
 	// close, so load balancers stop sending; default 0.
 	DrainDelay      time.Duration
@@ -100,6 +109,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxConnsPerIP <= 0 {
 		c.MaxConnsPerIP = 512
 	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = defaultMaxConns(openFileLimit())
+	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 30 * time.Second
 	}
@@ -125,6 +137,7 @@ type Server struct {
 	certNew bool
 
 	ln, plainLn net.Listener
+	conns       *connLimits
 	challenge   []string
 
 	requests  *metrics.Counter
@@ -182,7 +195,6 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authentica
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
-		MaxConnsPerIP:         cfg.MaxConnsPerIP,
 		MaxRequestBodySize:    cfg.MaxBodyBytes,
 		ReadBufferSize:        cfg.MaxHeaderBytes,
 		NoDefaultServerHeader: true,
@@ -197,14 +209,20 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authentica
 		HeaderReceived:               s.requestConfig,
 		ExpectHandler:                s.expectContinue,
 	}
-	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+	// The listeners count connections (in all and per client address),
+	// both together: fasthttp's MaxConnsPerIP is left unset.
+	s.conns = newConnLimits(cfg.MaxConns, cfg.MaxConnsPerIP, s.metrics, log)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
 		return nil, err
 	}
+	s.ln = newLimitListener(ln, s.conns)
 	if cfg.PlainAddr != "" {
-		if s.plainLn, err = net.Listen("tcp", cfg.PlainAddr); err != nil {
+		if ln, err = net.Listen("tcp", cfg.PlainAddr); err != nil {
 			s.ln.Close()
 			return nil, err
 		}
+		s.plainLn = newLimitListener(ln, s.conns)
 	}
 	return s, nil
 }
@@ -286,6 +304,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.ready.Store(true)
 	s.log.Info("serving", "https", s.ln.Addr().String(), "plain", addrString(s.plainLn))
+	s.log.Info("connection limits", "max_conns", s.cfg.MaxConns, "max_conns_per_ip", s.cfg.MaxConnsPerIP, "open_files", openFileLimit())
 	select {
 	case err := <-errc:
 		s.ready.Store(false)

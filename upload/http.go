@@ -127,7 +127,6 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, p Principal) {
 	case bytes.HasPrefix(pth, pathPut):
 		h.put(ctx, p)
 	default:
-		add(h.store.m.rejections, rejectBadRequest, 1)
 		ctx.Error("not found\n", fasthttp.StatusNotFound)
 	}
 }
@@ -145,38 +144,24 @@ func fail(ctx *fasthttp.RequestCtx, f Format, status int, format string, args ..
 	reply(ctx, f, status, encodeError(f, status, fmt.Sprintf(format, args...)))
 }
 
-// refuse answers a request with an error status and counts it under
-// reason (one of rejectReasons) in lodge_upload_rejections_total.
-func (h *Handler) refuse(ctx *fasthttp.RequestCtx, f Format, reason string, status int, format string, args ...any) {
-	add(h.store.m.rejections, reason, 1)
-	fail(ctx, f, status, format, args...)
-}
-
-// refusal is an answer other than 2xx: its status, its reason (one of
-// rejectReasons) and its message; status 0 is none.
-type refusal struct {
-	status      int
-	reason, msg string
-}
-
 // getSessionID opens a session for the caller's account.
 func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
 	f, ok := ParseFormat(suffix)
 	if !ok {
-		h.refuse(ctx, FormatText, rejectBadRequest, fasthttp.StatusNotFound, "unknown format %q: use get_session_id.text, .json or .xml", suffix)
+		fail(ctx, FormatText, fasthttp.StatusNotFound, "unknown format %q: use get_session_id.text, .json or .xml", suffix)
 		return
 	}
 	if !ctx.IsGet() && !ctx.IsPost() {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "use GET")
+		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "use GET")
 		return
 	}
 	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
 	if account == "" {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
+		fail(ctx, f, fasthttp.StatusBadRequest, "the account parameter is required")
 		return
 	}
 	if account != p.Account {
-		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+		fail(ctx, f, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
 		return
 	}
 	ss, err := h.store.CreateSession(p.Account, p.User)
@@ -195,31 +180,22 @@ func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid 
 	ss, err := h.store.Session(epid)
 	switch {
 	case errors.Is(err, ErrNoSession):
-		h.refuse(ctx, f, rejectNoSession, fasthttp.StatusNotFound, "no session %q", epid)
+		fail(ctx, f, fasthttp.StatusNotFound, "no session %q", epid)
 		return ss, false
 	case err != nil:
 		h.internal(ctx, f, "read session", err)
 		return ss, false
 	case ss.Account != p.Account:
-		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
+		fail(ctx, f, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
 		return ss, false
 	case ss.State == StateExpired:
-		h.refuse(ctx, f, rejectExpired, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
+		fail(ctx, f, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
 		return ss, false
 	case ss.State == StateAbandoned:
-		h.refuse(ctx, f, rejectAbandoned, fasthttp.StatusNotFound, "session %s was abandoned (%s) and its files were deleted: send the corrected request again", epid, ss.Reason)
+		fail(ctx, f, fasthttp.StatusNotFound, "session %s was abandoned (%s) and its files were deleted: send the corrected request again", epid, ss.Reason)
 		return ss, false
 	}
 	return ss, true
-}
-
-// nameReason is the rejection reason of a name CheckName refused with
-// status: a type not accepted (403), or the name itself.
-func nameReason(status int) string {
-	if status == fasthttp.StatusForbidden {
-		return rejectFileType
-	}
-	return rejectFileName
 }
 
 // AcceptedExtensions are the file types the upload interface takes.
@@ -263,7 +239,7 @@ func CheckName(name string) (ext string, status int, msg string) {
 func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	f := FormatText
 	if !ctx.IsPut() && !ctx.IsPost() {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "upload files with PUT")
+		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "upload files with PUT")
 		return
 	}
 	// split the raw path: an encoded slash in the name is still a path
@@ -271,12 +247,12 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	raw = strings.TrimPrefix(raw, string(pathPut))
 	epid, rawName, ok := strings.Cut(raw, "/")
 	if !ok {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "PUT /direct_upload/<session>/<filename>")
+		fail(ctx, f, fasthttp.StatusBadRequest, "PUT /direct_upload/<session>/<filename>")
 		return
 	}
 	name, err := url.PathUnescape(rawName)
 	if err != nil {
-		h.refuse(ctx, f, rejectFileName, fasthttp.StatusBadRequest, "file name is not a valid URL path segment")
+		fail(ctx, f, fasthttp.StatusBadRequest, "file name is not a valid URL path segment")
 		return
 	}
 	ss, ok := h.session(ctx, f, p, epid)
@@ -285,15 +261,15 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	}
 	ext, status, msg := CheckName(name)
 	if status != 0 {
-		h.refuse(ctx, f, nameReason(status), status, "%s", msg)
+		fail(ctx, f, status, "%s", msg)
 		return
 	}
-	file, no := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
-	if no.status != 0 {
-		if no.status == fasthttp.StatusRequestEntityTooLarge || no.status == fasthttp.StatusForbidden || no.status == fasthttp.StatusServiceUnavailable {
+	file, status, msg := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
+	if status != 0 {
+		if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusForbidden || status == fasthttp.StatusServiceUnavailable {
 			ctx.SetConnectionClose() // the rest of the body is not read
 		}
-		h.refuse(ctx, f, no.reason, no.status, "%s", no.msg)
+		fail(ctx, f, status, "%s", msg)
 		return
 	}
 	reply(ctx, f, fasthttp.StatusCreated, []byte(fmt.Sprintf("%s %d %s\n", file.Name, file.Size, file.SHA1)))
@@ -332,40 +308,30 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 }
 
 // receive stores a file whose name was checked, checking its content
-// against its extension first. What the client did wrong (a file too
-// large, cut short, of the wrong type) is its error, answered and not
-// logged as the server's: only a failure to store is logged at ERROR.
-func (h *Handler) receive(ss Session, by, name, ext string, declared int, body io.Reader) (File, refusal) {
+// against its extension first.
+func (h *Handler) receive(ss Session, by, name, ext string, declared int, body io.Reader) (File, int, string) {
 	check := func(head []byte) (string, error) { return checkContent(name, ext, head) }
 	file, err := h.store.PutFile(ss, by, name, int64(declared), body, check)
 	var rejected *rejectedError
-	var cut *readError
 	switch {
 	case err == nil:
-		return file, refusal{}
+		return file, 0, ""
 	case errors.As(err, &rejected):
-		return file, refusal{fasthttp.StatusForbidden, rejectFileType, rejected.Error()}
+		return file, fasthttp.StatusForbidden, rejected.Error()
 	case errors.Is(err, ErrTooLarge):
-		return file, refusal{fasthttp.StatusRequestEntityTooLarge, rejectTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)}
-	case errors.Is(err, errMultipartTooLarge):
-		return file, refusal{fasthttp.StatusRequestEntityTooLarge, rejectTooLarge, fmt.Sprintf("multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)}
+		return file, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)
 	case errors.Is(err, ErrNoSpace), errors.Is(err, syscall.ENOSPC):
 		h.log.Warn("upload refused: disk short of space", "session", ss.EPID, "file", name)
-		return file, refusal{fasthttp.StatusServiceUnavailable, rejectNoSpace, "the server is short of disk space: retry later"}
+		return file, fasthttp.StatusServiceUnavailable, "the server is short of disk space: retry later"
 	case errors.Is(err, ErrSessionClosed):
-		return file, refusal{fasthttp.StatusConflict, rejectSessionEnded, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)}
+		return file, fasthttp.StatusConflict, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// the client's fault (a truncated body or multipart part): a 500
 		// would tell it to send the same again
-		return file, refusal{fasthttp.StatusBadRequest, rejectCutOff, fmt.Sprintf("the content of %s ended early: %v", name, err)}
-	case errors.As(err, &cut):
-		// the body could not be read: the client's connection failed or
-		// stalled, or it sent less than it declared
-		h.log.Info("upload cut off", "session", ss.EPID, "file", name, "err", err)
-		return file, refusal{fasthttp.StatusBadRequest, rejectCutOff, fmt.Sprintf("the content of %s could not be read: %v", name, cut.err)}
+		return file, fasthttp.StatusBadRequest, fmt.Sprintf("the content of %s ended early: %v", name, err)
 	default:
-		h.log.Error("upload: storing a file", "session", ss.EPID, "file", name, "err", err)
-		return file, refusal{fasthttp.StatusInternalServerError, rejectServerError, "the file could not be stored: " + err.Error()}
+		h.log.Error("upload", "session", ss.EPID, "file", name, "err", err)
+		return file, fasthttp.StatusInternalServerError, "the file could not be stored: " + err.Error()
 	}
 }
 
@@ -373,12 +339,12 @@ func (h *Handler) receive(ss Session, by, name, ext string, declared int, body i
 func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
 	f, ok := ParseFormat(suffix)
 	if !ok {
-		h.refuse(ctx, FormatText, rejectBadRequest, fasthttp.StatusNotFound, "unknown format %q: use end_session.text, .json or .xml", suffix)
+		fail(ctx, FormatText, fasthttp.StatusNotFound, "unknown format %q: use end_session.text, .json or .xml", suffix)
 		return
 	}
 	epid := strings.TrimSpace(string(ctx.QueryArgs().Peek("session_id")))
 	if epid == "" {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the session_id parameter is required")
+		fail(ctx, f, fasthttp.StatusBadRequest, "the session_id parameter is required")
 		return
 	}
 	ss, ok := h.session(ctx, f, p, epid)
@@ -393,7 +359,6 @@ func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix strin
 	status := fasthttp.StatusOK
 	if res.Result != "ok" {
 		status = fasthttp.StatusBadRequest
-		add(h.store.m.rejections, rejectMailing, 1)
 	}
 	reply(ctx, f, status, encodeEnd(f, res))
 }
@@ -439,10 +404,10 @@ func (h *Handler) EndFiles(epid string, files []File) []EndFile {
 func (h *Handler) internal(ctx *fasthttp.RequestCtx, f Format, what string, err error) {
 	if errors.Is(err, inspect.ErrBusy) {
 		h.log.Warn("upload: "+what, "err", err)
-		h.refuse(ctx, f, rejectBusy, fasthttp.StatusServiceUnavailable, "%v", err)
+		fail(ctx, f, fasthttp.StatusServiceUnavailable, "%v", err)
 		ctx.Response.Header.Set("Retry-After", "30") // a turn comes within seconds, not minutes
 		return
 	}
 	h.log.Error("upload: "+what, "err", err)
-	h.refuse(ctx, f, rejectServerError, fasthttp.StatusInternalServerError, "%s failed; retry later", what)
+	fail(ctx, f, fasthttp.StatusInternalServerError, "%s failed; retry later", what)
 }

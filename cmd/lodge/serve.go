@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/rpc"
@@ -35,6 +33,7 @@ func runServe(ctx context.Context, args []string) error {
 	demo := fs.Bool("demo", false, "create a demo account and API key and print a curl command that uses them")
 	maxBody := fs.Int("max-body-bytes", 32<<20, "largest request body accepted (HTTP 413 above)")
 	maxAddrs := fs.Int("max-addresses", 10_000, "most addresses in one addr_check call (JSON-RPC -32602 above)")
+	maxConns := fs.Int("max-conns", 0, "most open connections, both listeners together; more are closed at once (0: 3/4 of the open file limit less 256)")
 	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 500,000; -1: off)")
 	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
 	maxUpload := fs.Int64("max-upload-bytes", 1<<30, "largest file accepted by PUT /direct_upload (HTTP 413 above)")
@@ -96,9 +95,7 @@ func runServe(ctx context.Context, args []string) error {
 	// JSON-RPC takes Bearer and Basic; Digest only reaches the uploads.
 	authn := auth.NewAuthenticator(store, auth.Config{Digest: true})
 
-	// the upload counters, served on /metrics with the server's (below)
-	uploadMetrics := metrics.NewSet()
-	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree, Retention: *retention, Metrics: uploadMetrics})
+	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree, Retention: *retention})
 	if err != nil {
 		return err
 	}
@@ -121,13 +118,12 @@ func runServe(ctx context.Context, args []string) error {
 			"recent_uploads":    {Handle: uploads.RecentUploads, Doc: upload.RecentUploadsDoc},
 		},
 		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
-		TrustedProxies: trusted, MaxBodyBytes: *maxBody, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
+		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
 		RPC: rpc.Config{MaxAddresses: *maxAddrs},
 	}, eng, ix, authn, log)
 	if err != nil {
 		return err
 	}
-	srv.Metrics().RegisterMetricsWriter(uploadMetrics.WritePrometheus)
 	c, made := srv.Certificate()
 	if *cert == "" {
 		certPath, _ := server.SelfSignedPaths(rf.dataDir)
