@@ -373,6 +373,18 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 	if err != nil {
 		return EndResult{}, err
 	}
+	var bytes int64
+	for _, f := range files {
+		if f.Archive == "" { // an archive's entries are in its bytes
+			bytes += f.Size
+		}
+	}
+	l.log.Info("mailing accepted", "epid", ss.EPID, "account", ss.Account, "user", ss.EndedBy, "status", p.Status,
+		"letters", len(letters), "files", len(files), "bytes", bytes)
+	m := l.store.m
+	m.sessionsEnded.Inc()
+	add(m.mailings, p.Status, 1)
+	add(m.letters, LetterReceived, len(letters))
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -449,6 +461,7 @@ func (l *Lodger) lodge(jobKey, epid string) error {
 		return err
 	}
 	now := l.store.opt.Now().UTC()
+	took := map[string]int{} // letters by the status they take
 	for i := range letters {
 		lt := &letters[i]
 		if lt.Status != LetterReceived {
@@ -462,9 +475,10 @@ func (l *Lodger) lodge(jobKey, epid string) error {
 		default:
 			lt.Status, lt.Lodged = LetterLodged, now
 		}
+		took[lt.Status]++
 	}
 	p.Status, p.Lodged = PackProcessed, now
-	return l.store.Update(func(t *Tx) error {
+	err = l.store.Update(func(t *Tx) error {
 		for _, lt := range letters {
 			t.PutLetter(lt)
 		}
@@ -472,4 +486,11 @@ func (l *Lodger) lodge(jobKey, epid string) error {
 		t.DoneJob(jobKey)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for st, n := range took {
+		add(l.store.m.letters, st, n)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/segmentio/encoding/json"
 
@@ -128,7 +129,10 @@ type Options struct {
 	// deleted and the records (session, files, mailing, letters) stay.
 	// See PurgeDocuments.
 	Retention time.Duration
-	Now       func() time.Time
+	// Metrics is the metric set the upload counters go on (metrics.go):
+	// the server's, so that /metrics shows them; nil for a private one.
+	Metrics *metrics.Set
+	Now     func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -158,6 +162,7 @@ type Store struct {
 	locks [256]sync.Mutex
 	// syncDir syncs a directory (durable.SyncDir); tests watch it.
 	syncDir func(dir string) error
+	m       *storeMetrics
 }
 
 // Open opens (creating) the store in dir and removes what an interrupted
@@ -171,7 +176,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upload store %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, db: db, opt: opt, syncDir: durable.SyncDir}
+	s := &Store{dir: dir, db: db, opt: opt, syncDir: durable.SyncDir, m: newStoreMetrics(opt.Metrics)}
 	// a session directory made just before a crash, whose name the crash
 	// kept from being synced, is synced now, before a record points into
 	// it (sessionDir syncs only the directories it makes)
@@ -379,8 +384,11 @@ func (s *Store) CreateSession(account, user string) (Session, error) {
 	}
 	now := s.opt.Now().UTC()
 	ss := Session{EPID: epid, Account: account, User: user, State: StateOpen, Created: now, Expires: now.Add(s.opt.SessionTTL)}
-	err = s.Update(func(t *Tx) error { t.PutSession(ss); return nil })
-	return ss, err
+	if err := s.Update(func(t *Tx) error { t.PutSession(ss); return nil }); err != nil {
+		return Session{}, err
+	}
+	s.m.sessionsOpened.Inc()
+	return ss, nil
 }
 
 // Session returns a session; ErrNoSession when there is none.
@@ -434,7 +442,12 @@ func (s *Store) PutFile(ss Session, by, name string, declared int64, body io.Rea
 	mu := s.lock(ss.EPID)
 	mu.Lock()
 	defer mu.Unlock()
-	return s.putFileLocked(ss, by, name, declared, body, check, nil)
+	f, err := s.putFileLocked(ss, by, name, declared, body, check, nil)
+	if err == nil {
+		s.m.filesReceived.Inc()
+		s.m.bytesReceived.AddInt64(f.Size)
+	}
+	return f, err
 }
 
 // putFileLocked is PutFile for a caller holding the session's lock; edit,
@@ -456,7 +469,7 @@ func (s *Store) putFileLocked(ss Session, by, name string, declared int64, body 
 	head := make([]byte, HeadSize)
 	n, err := io.ReadFull(body, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return File{}, err
+		return File{}, &readError{err}
 	}
 	head = head[:n]
 	kind, err := check(head)
@@ -491,7 +504,7 @@ func (s *Store) putFileLocked(ss Session, by, name string, declared int64, body 
 		return File{}, ErrTooLarge
 	}
 	if declared >= 0 && size != declared {
-		return File{}, fmt.Errorf("received %d bytes, Content-Length said %d", size, declared)
+		return File{}, &readError{fmt.Errorf("received %d bytes, Content-Length said %d", size, declared)}
 	}
 	if err := tmp.Sync(); err != nil {
 		return File{}, err
@@ -676,6 +689,7 @@ func (s *Store) CancelRefs(account string, refs []string) ([][]CancelOutcome, er
 		}); err != nil {
 			return nil, err
 		}
+		add(s.m.letters, LetterCancelled, len(changed))
 	}
 	return out, nil
 }

@@ -114,6 +114,11 @@ func TestPagesIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	f("needs a user password", PDF, u, Limits{}, 0, ErrEncrypted, "encrypted: opening it needs a password")
+	letter := pdfWith("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /MediaBox [0 0 612 792] >>", "<< /Type /Page >>")
+	if d, err := InspectIsolated(context.Background(), PDF, write("letter.pdf", letter), Limits{}); err != nil ||
+		d.Pages != 1 || len(d.NotA4) != 1 || d.NotA4[0] != (PageRun{0, 0, 216, 279}) || d.NotA4Pages != 1 {
+		t.Errorf("page sizes from the child: %+v, %v", d, err)
+	}
 	f("PostScript with no DSC", PostScript, []byte("%!\nshowpage\n"), Limits{}, 1, nil, "")
 	f("PostScript that never ends", PostScript, []byte("%!PS\n{ } loop\n"), Limits{Timeout: time.Second}, 0, ErrLimit, "took longer than 1s (a PostScript program that never ends?)")
 
