@@ -14,6 +14,14 @@ type rejectedError struct{ msg string }
 
 func (e *rejectedError) Error() string { return e.msg }
 
+// readError is a failure to read an upload's body (the client's
+// connection reset or stalled, a multipart part over its request's
+// limit, a body shorter than declared), as opposed to one of storing it.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return "reading the upload: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
 // checkContent checks that a file's first bytes are what its extension says.
 func checkContent(name, ext string, head []byte) (string, error) {
 	k, err := inspect.CheckType(name, head)
@@ -41,10 +49,10 @@ const (
 var copyBufPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
 // copyBody writes body to f and to h until body ends and returns how many
-// bytes it wrote. It stops at the first error of reading, writing or a
-// background fsync (an fsync error is reported once by the kernel: it must
-// not be lost to the caller's final fsync). It does not sync what it wrote
-// last: the caller syncs f before relying on it.
+// bytes it wrote. It stops at the first error of reading (a *readError),
+// writing or a background fsync (an fsync error is reported once by the
+// kernel: it must not be lost to the caller's final fsync). It does not
+// sync what it wrote last: the caller syncs f before relying on it.
 func copyBody(f *os.File, h hash.Hash, body io.Reader) (int64, error) {
 	type chunk struct {
 		b *[]byte
@@ -130,7 +138,7 @@ read:
 		copyBufPool.Put(<-free)
 	}
 	if rerr != nil {
-		return total, rerr
+		return total, &readError{rerr}
 	}
 	return total, err
 }

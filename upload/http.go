@@ -127,6 +127,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, p Principal) {
 	case bytes.HasPrefix(pth, pathPut):
 		h.put(ctx, p)
 	default:
+		add(h.store.m.rejections, rejectBadRequest, 1)
 		ctx.Error("not found\n", fasthttp.StatusNotFound)
 	}
 }
@@ -144,24 +145,38 @@ func fail(ctx *fasthttp.RequestCtx, f Format, status int, format string, args ..
 	reply(ctx, f, status, encodeError(f, status, fmt.Sprintf(format, args...)))
 }
 
+// refuse answers a request with an error status and counts it under
+// reason (one of rejectReasons) in lodge_upload_rejections_total.
+func (h *Handler) refuse(ctx *fasthttp.RequestCtx, f Format, reason string, status int, format string, args ...any) {
+	add(h.store.m.rejections, reason, 1)
+	fail(ctx, f, status, format, args...)
+}
+
+// refusal is an answer other than 2xx: its status, its reason (one of
+// rejectReasons) and its message; status 0 is none.
+type refusal struct {
+	status      int
+	reason, msg string
+}
+
 // getSessionID opens a session for the caller's account.
 func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
 	f, ok := ParseFormat(suffix)
 	if !ok {
-		fail(ctx, FormatText, fasthttp.StatusNotFound, "unknown format %q: use get_session_id.text, .json or .xml", suffix)
+		h.refuse(ctx, FormatText, rejectBadRequest, fasthttp.StatusNotFound, "unknown format %q: use get_session_id.text, .json or .xml", suffix)
 		return
 	}
 	if !ctx.IsGet() && !ctx.IsPost() {
-		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "use GET")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "use GET")
 		return
 	}
 	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
 	if account == "" {
-		fail(ctx, f, fasthttp.StatusBadRequest, "the account parameter is required")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
 		return
 	}
 	if account != p.Account {
-		fail(ctx, f, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
 		return
 	}
 	ss, err := h.store.CreateSession(p.Account, p.User)
@@ -180,22 +195,31 @@ func (h *Handler) session(ctx *fasthttp.RequestCtx, f Format, p Principal, epid 
 	ss, err := h.store.Session(epid)
 	switch {
 	case errors.Is(err, ErrNoSession):
-		fail(ctx, f, fasthttp.StatusNotFound, "no session %q", epid)
+		h.refuse(ctx, f, rejectNoSession, fasthttp.StatusNotFound, "no session %q", epid)
 		return ss, false
 	case err != nil:
 		h.internal(ctx, f, "read session", err)
 		return ss, false
 	case ss.Account != p.Account:
-		fail(ctx, f, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
+		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "session %s belongs to another account", epid)
 		return ss, false
 	case ss.State == StateExpired:
-		fail(ctx, f, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
+		h.refuse(ctx, f, rejectExpired, fasthttp.StatusNotFound, "session %s expired and its files were deleted", epid)
 		return ss, false
 	case ss.State == StateAbandoned:
-		fail(ctx, f, fasthttp.StatusNotFound, "session %s was abandoned (%s) and its files were deleted: send the corrected request again", epid, ss.Reason)
+		h.refuse(ctx, f, rejectAbandoned, fasthttp.StatusNotFound, "session %s was abandoned (%s) and its files were deleted: send the corrected request again", epid, ss.Reason)
 		return ss, false
 	}
 	return ss, true
+}
+
+// nameReason is the rejection reason of a name CheckName refused with
+// status: a type not accepted (403), or the name itself.
+func nameReason(status int) string {
+	if status == fasthttp.StatusForbidden {
+		return rejectFileType
+	}
+	return rejectFileName
 }
 
 // AcceptedExtensions are the file types the upload interface takes.
@@ -239,7 +263,7 @@ func CheckName(name string) (ext string, status int, msg string) {
 func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	f := FormatText
 	if !ctx.IsPut() && !ctx.IsPost() {
-		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "upload files with PUT")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "upload files with PUT")
 		return
 	}
 	// split the raw path: an encoded slash in the name is still a path
@@ -247,12 +271,12 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	raw = strings.TrimPrefix(raw, string(pathPut))
 	epid, rawName, ok := strings.Cut(raw, "/")
 	if !ok {
-		fail(ctx, f, fasthttp.StatusBadRequest, "PUT /direct_upload/<session>/<filename>")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "PUT /direct_upload/<session>/<filename>")
 		return
 	}
 	name, err := url.PathUnescape(rawName)
 	if err != nil {
-		fail(ctx, f, fasthttp.StatusBadRequest, "file name is not a valid URL path segment")
+		h.refuse(ctx, f, rejectFileName, fasthttp.StatusBadRequest, "file name is not a valid URL path segment")
 		return
 	}
 	ss, ok := h.session(ctx, f, p, epid)
@@ -261,15 +285,15 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	}
 	ext, status, msg := CheckName(name)
 	if status != 0 {
-		fail(ctx, f, status, "%s", msg)
+		h.refuse(ctx, f, nameReason(status), status, "%s", msg)
 		return
 	}
-	file, status, msg := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
-	if status != 0 {
-		if status == fasthttp.StatusRequestEntityTooLarge || status == fasthttp.StatusForbidden || status == fasthttp.StatusServiceUnavailable {
+	file, no := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
+	if no.status != 0 {
+		if no.status == fasthttp.StatusRequestEntityTooLarge || no.status == fasthttp.StatusForbidden || no.status == fasthttp.StatusServiceUnavailable {
 			ctx.SetConnectionClose() // the rest of the body is not read
 		}
-		fail(ctx, f, status, "%s", msg)
+		h.refuse(ctx, f, no.reason, no.status, "%s", no.msg)
 		return
 	}
 	reply(ctx, f, fasthttp.StatusCreated, []byte(fmt.Sprintf("%s %d %s\n", file.Name, file.Size, file.SHA1)))
@@ -308,30 +332,40 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 }
 
 // receive stores a file whose name was checked, checking its content
-// against its extension first.
-func (h *Handler) receive(ss Session, by, name, ext string, declared int, body io.Reader) (File, int, string) {
+// against its extension first. What the client did wrong (a file too
+// large, cut short, of the wrong type) is its error, answered and not
+// logged as the server's: only a failure to store is logged at ERROR.
+func (h *Handler) receive(ss Session, by, name, ext string, declared int, body io.Reader) (File, refusal) {
 	check := func(head []byte) (string, error) { return checkContent(name, ext, head) }
 	file, err := h.store.PutFile(ss, by, name, int64(declared), body, check)
 	var rejected *rejectedError
+	var cut *readError
 	switch {
 	case err == nil:
-		return file, 0, ""
+		return file, refusal{}
 	case errors.As(err, &rejected):
-		return file, fasthttp.StatusForbidden, rejected.Error()
+		return file, refusal{fasthttp.StatusForbidden, rejectFileType, rejected.Error()}
 	case errors.Is(err, ErrTooLarge):
-		return file, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)
+		return file, refusal{fasthttp.StatusRequestEntityTooLarge, rejectTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)}
+	case errors.Is(err, errMultipartTooLarge):
+		return file, refusal{fasthttp.StatusRequestEntityTooLarge, rejectTooLarge, fmt.Sprintf("multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)}
 	case errors.Is(err, ErrNoSpace), errors.Is(err, syscall.ENOSPC):
 		h.log.Warn("upload refused: disk short of space", "session", ss.EPID, "file", name)
-		return file, fasthttp.StatusServiceUnavailable, "the server is short of disk space: retry later"
+		return file, refusal{fasthttp.StatusServiceUnavailable, rejectNoSpace, "the server is short of disk space: retry later"}
 	case errors.Is(err, ErrSessionClosed):
-		return file, fasthttp.StatusConflict, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)
+		return file, refusal{fasthttp.StatusConflict, rejectSessionEnded, fmt.Sprintf("session %s has ended; open a new session", ss.EPID)}
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// the client's fault (a truncated body or multipart part): a 500
 		// would tell it to send the same again
-		return file, fasthttp.StatusBadRequest, fmt.Sprintf("the content of %s ended early: %v", name, err)
+		return file, refusal{fasthttp.StatusBadRequest, rejectCutOff, fmt.Sprintf("the content of %s ended early: %v", name, err)}
+	case errors.As(err, &cut):
+		// the body could not be read: the client's connection failed or
+		// stalled, or it sent less than it declared
+		h.log.Info("upload cut off", "session", ss.EPID, "file", name, "err", err)
+		return file, refusal{fasthttp.StatusBadRequest, rejectCutOff, fmt.Sprintf("the content of %s could not be read: %v", name, cut.err)}
 	default:
-		h.log.Error("upload", "session", ss.EPID, "file", name, "err", err)
-		return file, fasthttp.StatusInternalServerError, "the file could not be stored: " + err.Error()
+		h.log.Error("upload: storing a file", "session", ss.EPID, "file", name, "err", err)
+		return file, refusal{fasthttp.StatusInternalServerError, rejectServerError, "the file could not be stored: " + err.Error()}
 	}
 }
 
@@ -339,12 +373,12 @@ func (h *Handler) receive(ss Session, by, name, ext string, declared int, body i
 func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
 	f, ok := ParseFormat(suffix)
 	if !ok {
-		fail(ctx, FormatText, fasthttp.StatusNotFound, "unknown format %q: use end_session.text, .json or .xml", suffix)
+		h.refuse(ctx, FormatText, rejectBadRequest, fasthttp.StatusNotFound, "unknown format %q: use end_session.text, .json or .xml", suffix)
 		return
 	}
 	epid := strings.TrimSpace(string(ctx.QueryArgs().Peek("session_id")))
 	if epid == "" {
-		fail(ctx, f, fasthttp.StatusBadRequest, "the session_id parameter is required")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the session_id parameter is required")
 		return
 	}
 	ss, ok := h.session(ctx, f, p, epid)
@@ -359,6 +393,7 @@ func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix strin
 	status := fasthttp.StatusOK
 	if res.Result != "ok" {
 		status = fasthttp.StatusBadRequest
+		add(h.store.m.rejections, rejectMailing, 1)
 	}
 	reply(ctx, f, status, encodeEnd(f, res))
 }
@@ -404,10 +439,10 @@ func (h *Handler) EndFiles(epid string, files []File) []EndFile {
 func (h *Handler) internal(ctx *fasthttp.RequestCtx, f Format, what string, err error) {
 	if errors.Is(err, inspect.ErrBusy) {
 		h.log.Warn("upload: "+what, "err", err)
-		fail(ctx, f, fasthttp.StatusServiceUnavailable, "%v", err)
+		h.refuse(ctx, f, rejectBusy, fasthttp.StatusServiceUnavailable, "%v", err)
 		ctx.Response.Header.Set("Retry-After", "30") // a turn comes within seconds, not minutes
 		return
 	}
 	h.log.Error("upload: "+what, "err", err)
-	fail(ctx, f, fasthttp.StatusInternalServerError, "%s failed; retry later", what)
+	h.refuse(ctx, f, rejectServerError, fasthttp.StatusInternalServerError, "%s failed; retry later", what)
 }

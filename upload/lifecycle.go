@@ -155,6 +155,11 @@ func (s *Store) close(epid, state, reason string, due func(Session) bool) (bool,
 	if err != nil {
 		return false, err
 	}
+	if state == StateAbandoned {
+		s.m.sessionsAbandoned.Inc()
+	} else {
+		s.m.sessionsExpired.Inc()
+	}
 	return true, s.removeBlobs(epid)
 }
 
@@ -225,7 +230,11 @@ func (s *Store) purge(epid string, cutoff, now time.Time) (bool, error) {
 		return false, err
 	}
 	ss.Purged = now.UTC()
-	return true, s.Update(func(t *Tx) error { t.PutSession(ss); return nil })
+	if err := s.Update(func(t *Tx) error { t.PutSession(ss); return nil }); err != nil {
+		return false, err
+	}
+	s.m.documentsPurged.Inc()
+	return true, nil
 }
 
 // RunJanitor sweeps (Sweep) every interval until ctx is done.

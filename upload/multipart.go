@@ -38,26 +38,26 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	f := FormatJSON
 	if !ctx.IsPost() {
-		fail(ctx, f, fasthttp.StatusMethodNotAllowed, "POST a multipart form")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "POST a multipart form")
 		return
 	}
 	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
 	if account == "" {
-		fail(ctx, f, fasthttp.StatusBadRequest, "the account parameter is required")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
 		return
 	}
 	if account != p.Account {
-		fail(ctx, f, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
 		return
 	}
 	if cl := ctx.Request.Header.ContentLength(); int64(cl) > h.cfg.MaxMultipartBytes {
 		ctx.SetConnectionClose()
-		fail(ctx, f, fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all; use the standard method for larger mailings", h.cfg.MaxMultipartBytes)
+		h.refuse(ctx, f, rejectTooLarge, fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all; use the standard method for larger mailings", h.cfg.MaxMultipartBytes)
 		return
 	}
 	mt, params, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		fail(ctx, f, fasthttp.StatusBadRequest, "send multipart/form-data with a boundary")
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "send multipart/form-data with a boundary")
 		return
 	}
 	ss, err := h.store.CreateSession(p.Account, p.User)
@@ -70,9 +70,9 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	// for whoever tries to continue it.
 	ended := false
 	why := "the request failed"
-	refuse := func(status int, format string, args ...any) {
+	refuse := func(reason string, status int, format string, args ...any) {
 		why = fmt.Sprintf(format, args...)
-		fail(ctx, f, status, "%s", why)
+		h.refuse(ctx, f, reason, status, "%s", why)
 	}
 	defer func() {
 		if !ended {
@@ -83,7 +83,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	}()
 	tooLarge := func() {
 		ctx.SetConnectionClose()
-		refuse(fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)
+		refuse(rejectTooLarge, fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)
 	}
 	body := &countingReader{r: bodyReader(ctx), max: h.cfg.MaxMultipartBytes}
 	mr := multipart.NewReader(body, params["boundary"])
@@ -101,7 +101,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 			if errors.Is(err, errMultipartTooLarge) {
 				tooLarge()
 			} else {
-				refuse(fasthttp.StatusBadRequest, "malformed multipart body: %v", err)
+				refuse(rejectBadRequest, fasthttp.StatusBadRequest, "malformed multipart body: %v", err)
 			}
 			return
 		}
@@ -113,20 +113,20 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		name := path.Base(strings.ReplaceAll(part.FileName(), "\\", "/"))
 		ext, status, msg := CheckName(name)
 		if status != 0 {
-			refuse(status, "part %d: %s", n+1, msg)
+			refuse(nameReason(status), status, "part %d: %s", n+1, msg)
 			return
 		}
 		if first, dup := partOf[name]; dup {
-			refuse(fasthttp.StatusBadRequest, "parts %d and %d are both named %s: send each file once, under names of their own", first, n+1, name)
+			refuse(rejectDuplicate, fasthttp.StatusBadRequest, "parts %d and %d are both named %s: send each file once, under names of their own", first, n+1, name)
 			return
 		}
 		partOf[name] = n + 1
-		if _, status, msg := h.receive(ss, p.User, name, ext, -1, part); status != 0 {
+		if _, no := h.receive(ss, p.User, name, ext, -1, part); no.status != 0 {
 			if errors.Is(body.err(), errMultipartTooLarge) {
 				tooLarge()
 				return
 			}
-			refuse(status, "part %d: %s", n+1, msg)
+			refuse(no.reason, no.status, "part %d: %s", n+1, no.msg)
 			return
 		}
 		n++
@@ -138,7 +138,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		return
 	}
 	if n == 0 {
-		refuse(fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
+		refuse(rejectBadRequest, fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
 		return
 	}
 	res, err := h.end(ss, p.User)
@@ -156,6 +156,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 			res.Error = fmt.Sprintf("%d problems: correct them and send the whole request again", len(res.Errs))
 		}
 		why = "the mailing was rejected: " + res.Error
+		add(h.store.m.rejections, rejectMailing, 1)
 	} else {
 		ended = true
 	}

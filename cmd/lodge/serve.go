@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/rpc"
@@ -95,7 +97,9 @@ func runServe(ctx context.Context, args []string) error {
 	// JSON-RPC takes Bearer and Basic; Digest only reaches the uploads.
 	authn := auth.NewAuthenticator(store, auth.Config{Digest: true})
 
-	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree, Retention: *retention})
+	// the upload counters, served on /metrics with the server's (below)
+	uploadMetrics := metrics.NewSet()
+	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree, Retention: *retention, Metrics: uploadMetrics})
 	if err != nil {
 		return err
 	}
@@ -124,6 +128,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	srv.Metrics().RegisterMetricsWriter(uploadMetrics.WritePrometheus)
 	c, made := srv.Certificate()
 	if *cert == "" {
 		certPath, _ := server.SelfSignedPaths(rf.dataDir)
