@@ -96,6 +96,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 	// page counts of the documents, metadata apart
 	var meta []File
 	var infos metadata.Files
+	var sizeWarns []string // pages not A4, document by document
 	changed := map[string]File{}
 	for _, f := range files {
 		switch f.Kind {
@@ -117,7 +118,11 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 				continue
 			}
 			f.Pages = d.Pages
+			f.PageSizes = strings.Join(pageSizeWarnings(f.Name, d), "\n")
 			changed[f.Name] = f
+		}
+		if f.PageSizes != "" {
+			sizeWarns = append(sizeWarns, strings.Split(f.PageSizes, "\n")...)
 		}
 		infos = append(infos, metadata.FileInfo{Name: f.Name, Kind: f.Kind, Pages: f.Pages})
 	}
@@ -183,7 +188,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		probs = append(probs, "no document was uploaded (pdf, ps or xps)")
 		return reject()
 	}
-	return l.commit(ss, files, meta, pack, plan, warns)
+	return l.commit(ss, files, meta, pack, plan, append(sizeWarns, warns...))
 }
 
 // unpack extracts every ZIP of the session into it as files of their own.

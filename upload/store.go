@@ -101,6 +101,11 @@ type File struct {
 	Blob     string  `json:"blob"`            // blob file name under blobs/<epid>/
 	Archive  string  `json:"archive,omitempty"`
 	By       string  `json:"by,omitempty"` // who uploaded it last (user name or API key id)
+
+	// PageSizes holds end_session's warnings about the document's pages
+	// that are not A4, one a line, made when its pages are counted (text,
+	// so that a File stays comparable).
+	PageSizes string `json:"page_sizes,omitempty"`
 }
 
 // Intent values: what a file is used as in its mailing.
