@@ -16,6 +16,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lodge-mail/lodge/internal/adminsock"
 )
 
 // adminFixture is a store served on an admin socket in a data directory
@@ -30,7 +32,7 @@ type adminFixture struct {
 func newAdminFixture(t *testing.T) *adminFixture {
 	t.Helper()
 	fx := &adminFixture{dataDir: t.TempDir()}
-	fx.sock = filepath.Join(fx.dataDir, adminSocketName)
+	fx.sock = filepath.Join(fx.dataDir, adminsock.SocketName)
 	fx.s = openTest(t, filepath.Join(fx.dataDir, "auth"))
 	stop, err := ServeAdmin(context.Background(), fx.s, fx.sock)
 	mustNil(t, err)
@@ -219,13 +221,15 @@ func rawAdmin(t *testing.T, sock string, payload []byte) []byte {
 		conn.Write(payload) // the server may stop reading early
 		conn.(*net.UnixConn).CloseWrite()
 	}()
-	line, err := readAdminLine(conn, maxAdminResponse)
+	// A server that stops reading early resets the connection after its
+	// answer: read up to the newline only.
+	line, err := bufio.NewReader(io.LimitReader(conn, adminsock.DefaultMaxResponse)).ReadBytes('\n')
 	<-wrote
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) && len(line) == 0 {
 		return nil
 	}
 	if err != nil {
-		t.Fatalf("reading the response: %v", err)
+		t.Fatalf("reading the response: %q %v", line, err)
 	}
 	return line
 }
@@ -250,46 +254,46 @@ func TestAdminHostile(t *testing.T) {
 	for _, tc := range []struct {
 		name, payload, kind string
 	}{
-		{"garbage", "hello\n", kindBadRequest},
-		{"binary", "\x00\xff\xfe\x80\n", kindBadRequest},
-		{"1 MB line", mb + "\n", kindBadRequest},
-		{"1 MB without newline", mb, kindBadRequest},
-		{"1 MB name", `{"op":"add_account","args":{"code":"ABD12345","name":"` + mb + `"}}` + "\n", kindBadRequest},
-		{"one byte over the limit", pad(`{"op":"accounts"}`, maxAdminRequest+1), kindBadRequest},
-		{"at the limit", pad(`{"op":"accounts"}`, maxAdminRequest), ""},
+		{"garbage", "hello\n", adminsock.KindBadRequest},
+		{"binary", "\x00\xff\xfe\x80\n", adminsock.KindBadRequest},
+		{"1 MB line", mb + "\n", adminsock.KindBadRequest},
+		{"1 MB without newline", mb, adminsock.KindBadRequest},
+		{"1 MB name", `{"op":"add_account","args":{"code":"ABD12345","name":"` + mb + `"}}` + "\n", adminsock.KindBadRequest},
+		{"one byte over the limit", pad(`{"op":"accounts"}`, adminsock.DefaultMaxRequest+1), adminsock.KindBadRequest},
+		{"at the limit", pad(`{"op":"accounts"}`, adminsock.DefaultMaxRequest), ""},
 		{"no newline", `{"op":"accounts"}`, ""},
 		{"CRLF", "{\"op\":\"accounts\"}\r\n", ""},
-		{"blank line", "\n", kindBadRequest},
-		{"null", "null\n", kindBadRequest},
-		{"number", "12\n", kindBadRequest},
-		{"array", `[{"op":"accounts"}]` + "\n", kindBadRequest},
-		{"deep nesting", strings.Repeat("[", 50000) + "\n", kindBadRequest},
-		{"truncated", `{"op":"accou` + "\n", kindBadRequest},
-		{"no op", `{}` + "\n", kindBadRequest},
-		{"empty op", `{"op":""}` + "\n", kindBadRequest},
-		{"unknown op", `{"op":"drop_everything"}` + "\n", kindBadRequest},
-		{"method name as op", `{"op":"AddAccount","args":{"code":"ABD12345"}}` + "\n", kindBadRequest},
-		{"op of the wrong type", `{"op":5}` + "\n", kindBadRequest},
-		{"unknown field", `{"op":"accounts","admin":true}` + "\n", kindBadRequest},
-		{"two requests", `{"op":"accounts"} {"op":"accounts"}` + "\n", kindBadRequest},
-		{"trailing garbage", `{"op":"accounts"}x` + "\n", kindBadRequest},
-		{"missing args", `{"op":"add_account"}` + "\n", kindBadRequest},
-		{"null args", `{"op":"revoke_key","args":null}` + "\n", kindBadRequest},
-		{"missing password", `{"op":"add_user","args":{"account":"ABC12345","name":"bob"}}` + "\n", kindBadRequest},
-		{"null argument", `{"op":"account","args":{"code":null}}` + "\n", kindBadRequest},
-		{"args an array", `{"op":"accounts","args":[]}` + "\n", kindBadRequest},
-		{"args a string", `{"op":"account","args":"ABC12345"}` + "\n", kindBadRequest},
-		{"code a number", `{"op":"account","args":{"code":12345678}}` + "\n", kindBadRequest},
-		{"password an object", `{"op":"set_password","args":{"name":"bob","password":{"x":1}}}` + "\n", kindBadRequest},
-		{"unknown argument", `{"op":"account","args":{"code":"ABC12345","evil":1}}` + "\n", kindBadRequest},
-		{"argument not taken", `{"op":"account","args":{"code":"ABC12345","password":"password1"}}` + "\n", kindBadRequest},
+		{"blank line", "\n", adminsock.KindBadRequest},
+		{"null", "null\n", adminsock.KindBadRequest},
+		{"number", "12\n", adminsock.KindBadRequest},
+		{"array", `[{"op":"accounts"}]` + "\n", adminsock.KindBadRequest},
+		{"deep nesting", strings.Repeat("[", 50000) + "\n", adminsock.KindBadRequest},
+		{"truncated", `{"op":"accou` + "\n", adminsock.KindBadRequest},
+		{"no op", `{}` + "\n", adminsock.KindBadRequest},
+		{"empty op", `{"op":""}` + "\n", adminsock.KindBadRequest},
+		{"unknown op", `{"op":"drop_everything"}` + "\n", adminsock.KindBadRequest},
+		{"method name as op", `{"op":"AddAccount","args":{"code":"ABD12345"}}` + "\n", adminsock.KindBadRequest},
+		{"op of the wrong type", `{"op":5}` + "\n", adminsock.KindBadRequest},
+		{"unknown field", `{"op":"accounts","admin":true}` + "\n", adminsock.KindBadRequest},
+		{"two requests", `{"op":"accounts"} {"op":"accounts"}` + "\n", adminsock.KindBadRequest},
+		{"trailing garbage", `{"op":"accounts"}x` + "\n", adminsock.KindBadRequest},
+		{"missing args", `{"op":"add_account"}` + "\n", adminsock.KindBadRequest},
+		{"null args", `{"op":"revoke_key","args":null}` + "\n", adminsock.KindBadRequest},
+		{"missing password", `{"op":"add_user","args":{"account":"ABC12345","name":"bob"}}` + "\n", adminsock.KindBadRequest},
+		{"null argument", `{"op":"account","args":{"code":null}}` + "\n", adminsock.KindBadRequest},
+		{"args an array", `{"op":"accounts","args":[]}` + "\n", adminsock.KindBadRequest},
+		{"args a string", `{"op":"account","args":"ABC12345"}` + "\n", adminsock.KindBadRequest},
+		{"code a number", `{"op":"account","args":{"code":12345678}}` + "\n", adminsock.KindBadRequest},
+		{"password an object", `{"op":"set_password","args":{"name":"bob","password":{"x":1}}}` + "\n", adminsock.KindBadRequest},
+		{"unknown argument", `{"op":"account","args":{"code":"ABC12345","evil":1}}` + "\n", adminsock.KindBadRequest},
+		{"argument not taken", `{"op":"account","args":{"code":"ABC12345","password":"password1"}}` + "\n", adminsock.KindBadRequest},
 		{"bad code", `{"op":"add_account","args":{"code":"nope"}}` + "\n", kindInvalid},
 		{"NUL in name", `{"op":"add_account","args":{"code":"ABD12345","name":"a\u0000b"}}` + "\n", kindInvalid},
 		{"existing account", `{"op":"add_account","args":{"code":"ABC12345"}}` + "\n", kindExists},
 		{"unknown key", `{"op":"revoke_key","args":{"id":"../../etc"}}` + "\n", kindNotFound},
 	} {
 		line := rawAdmin(t, fx.sock, []byte(tc.payload))
-		var resp adminResponse
+		var resp adminsock.Response
 		if err := json.Unmarshal(line, &resp); err != nil {
 			t.Errorf("%s: response %q: %v", tc.name, line, err)
 		} else if tc.kind == "" && (!resp.OK || resp.Kind != "") {
@@ -317,7 +321,7 @@ func TestAdminHostile(t *testing.T) {
 func TestAdminSocketFile(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, filepath.Join(dir, "auth"))
-	sock := filepath.Join(dir, adminSocketName)
+	sock := filepath.Join(dir, adminsock.SocketName)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -376,24 +380,24 @@ func TestAdminSocketFile(t *testing.T) {
 func TestAdminOtherUser(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, filepath.Join(dir, "auth"))
-	sock := filepath.Join(dir, adminSocketName)
+	sock := filepath.Join(dir, adminsock.SocketName)
 	stop, err := serveAdmin(context.Background(), s, sock, os.Geteuid()+1)
 	mustNil(t, err)
 	defer stop()
 	conn, err := net.Dial("unix", sock)
 	mustNil(t, err)
-	_, known, err := peerUID(conn.(*net.UnixConn))
+	_, known, err := adminsock.PeerUID(conn.(*net.UnixConn))
 	conn.Close()
 	mustNil(t, err)
 	if !known {
 		t.Skip("this system does not tell a socket's peer")
 	}
 	_, err = DialAdmin(sock)
-	if !errors.Is(err, errDenied) {
+	if !errors.Is(err, adminsock.ErrDenied) {
 		t.Fatalf("DialAdmin as another user: %v, want denied", err)
 	}
 	c := &adminClient{path: sock}
-	if _, err := c.AddAccount("ABC12345", ""); !errors.Is(err, errDenied) {
+	if _, err := c.AddAccount("ABC12345", ""); !errors.Is(err, adminsock.ErrDenied) {
 		t.Errorf("AddAccount as another user: %v, want denied", err)
 	}
 	if as, _ := s.Accounts(); len(as) != 0 {
@@ -403,7 +407,7 @@ func TestAdminOtherUser(t *testing.T) {
 
 func TestOpenAdmin(t *testing.T) {
 	dataDir := t.TempDir()
-	sock := filepath.Join(dataDir, adminSocketName)
+	sock := filepath.Join(dataDir, adminsock.SocketName)
 
 	// Nobody holds the store: it is opened directly.
 	a, done, err := OpenAdmin(dataDir)
@@ -462,7 +466,7 @@ func TestOpenAdminOtherProcess(t *testing.T) {
 			fmt.Println(err)
 			os.Exit(1)
 		}
-		stop, err := ServeAdmin(context.Background(), s, filepath.Join(dataDir, adminSocketName))
+		stop, err := ServeAdmin(context.Background(), s, filepath.Join(dataDir, adminsock.SocketName))
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
@@ -512,7 +516,7 @@ func TestOpenAdminOtherProcess(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("helper: %v %s", err, rest)
 	}
-	if _, err := os.Lstat(filepath.Join(dataDir, adminSocketName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(dataDir, adminsock.SocketName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the helper left its socket: %v", err)
 	}
 	// What the other process wrote is there.
@@ -544,9 +548,12 @@ func (nopAdmin) CreateKey(account, label string) (string, Key, error) { return "
 func (nopAdmin) Keys(account string) ([]Key, error)                   { return nil, nil }
 func (nopAdmin) RevokeKey(id string) error                            { return nil }
 
-// FuzzAdminRequest: the request decoder never panics, refuses with a bad
-// request error or gives a known op with exactly the arguments it takes,
-// which survives a round trip through the client's encoding.
+// FuzzAdminRequest: a request line through the server's whole path (on
+// an Admin that does nothing) gets one answer: ok, or a bad request when
+// the line is not a request, names an unknown op or arguments the op does
+// not take. A request accepted gives a known op with exactly the
+// arguments it takes, which survives a round trip through the client's
+// encoding.
 func FuzzAdminRequest(f *testing.F) {
 	for _, s := range []string{
 		"", "\n", "null", "{}", "[]", `{"op":"ping"}`, `{"op":"accounts","args":{}}`,
@@ -560,17 +567,36 @@ func FuzzAdminRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	srv := adminsock.NewServer(adminsock.Config{})
+	srv.HandleOps(AdminOps(nopAdmin{}))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		call, err := decodeAdminRequest(line)
+		var resp adminsock.Response
+		answer := srv.Call(line)
+		if err := json.Unmarshal(answer, &resp); err != nil || bytes.IndexByte(answer, '\n') != len(answer)-1 {
+			t.Fatalf("%q: answer %q: %v", line, answer, err)
+		}
+		if !resp.OK && resp.Kind != adminsock.KindBadRequest {
+			t.Fatalf("%q: answer %+v, want ok or a bad request", line, resp)
+		}
+		req, err := adminsock.DecodeRequest(line)
+		if err == nil && req.Op == "ping" {
+			return
+		}
+		var call adminCall
+		if err == nil {
+			call, err = decodeAdminArgs(req.Op, req.Args)
+		}
 		if err != nil {
-			if !errors.Is(err, errBadRequest) {
+			if !errors.Is(err, adminsock.ErrBadRequest) {
 				t.Fatalf("%q: error %v is not a bad request", line, err)
 			}
-			var resp adminResponse
-			if jerr := json.Unmarshal(encodeResponse(nil, err), &resp); jerr != nil || resp.OK || resp.Kind != kindBadRequest {
-				t.Fatalf("%q: response %+v %v", line, resp, jerr)
+			if resp.OK {
+				t.Fatalf("%q: refused (%v) yet answered ok", line, err)
 			}
 			return
+		}
+		if !resp.OK {
+			t.Fatalf("%q: accepted yet answered %+v", line, resp)
 		}
 		op, ok := adminOps[call.op]
 		if !ok {
@@ -581,9 +607,11 @@ func FuzzAdminRequest(f *testing.F) {
 		}
 		args, err := json.Marshal(call.args)
 		mustNil(t, err)
-		again, err := json.Marshal(adminRequest{Op: call.op, Args: args})
+		again, err := json.Marshal(adminsock.Request{Op: call.op, Args: args})
 		mustNil(t, err)
-		call2, err := decodeAdminRequest(again)
+		req2, err := adminsock.DecodeRequest(again)
+		mustNil(t, err)
+		call2, err := decodeAdminArgs(req2.Op, req2.Args)
 		if err != nil || !reflect.DeepEqual(call, call2) {
 			t.Fatalf("%q: re-encoded as %s, decoded as %+v %v", line, again, call2, err)
 		}

@@ -55,30 +55,34 @@
 //
 // # Admin socket
 //
-// lodge serve calls ServeAdmin, which listens on the Unix socket
-// <data-dir>/admin.sock. The commands call OpenAdmin: it opens the store
-// directly when it can and, when the store is in use and the socket
-// exists, returns the client DialAdmin makes. Both are an Admin, so the
-// commands work the same whether or not a server runs.
+// lodge serve registers AdminOps on the data directory's admin socket
+// <data-dir>/admin.sock (package internal/adminsock: one socket for the
+// operations of every part; ServeAdmin serves auth's alone). The commands
+// call OpenAdmin: it opens the store directly when it can and, when the
+// store is in use and the socket exists, returns the client DialAdmin
+// makes. Both are an Admin, so the commands work the same whether or not
+// a server runs.
 //
-// The protocol is one request per connection, each a line of JSON:
+// The protocol (adminsock's) is one request per connection, each a line
+// of JSON:
 //
 //	-> {"op":"add_account","args":{"code":"ABC12345","name":"Acme"}}
 //	<- {"ok":true,"result":{"code":"ABC12345","name":"Acme","created":"..."}}
 //	<- {"ok":false,"error":"account ABC12345: already exists","kind":"exists"}
 //
-// The ops are ping (answers {"protocol":1}), add_account (code, name),
-// account (code), accounts, disable_account and enable_account (code),
-// add_user (account, name, password), user (name), set_password (name,
-// password), disable_user and enable_user (name), users (account),
-// create_key (account, label; answers {"secret":...,"key":{...}}), keys
-// (account) and revoke_key (id). Each takes exactly those string
-// arguments, all but name, label and the account of users and keys
-// required; results are the Store method's, in JSON. An error's kind is
-// exists, notfound, invalid or closed for ErrExists, ErrNotFound,
-// ErrInvalidInput and ErrClosed (the client's errors wrap them again, with
-// the server's text), badrequest for a request that is not one of these,
-// denied for a peer refused, internal otherwise.
+// auth's ops are add_account (code, name), account (code), accounts,
+// disable_account and enable_account (code), add_user (account, name,
+// password), user (name), set_password (name, password), disable_user
+// and enable_user (name), users (account), create_key (account, label;
+// answers {"secret":...,"key":{...}}), keys (account) and revoke_key
+// (id); ping (answers {"protocol":1,"ops":[...]}) is the socket's. Each
+// takes exactly those string arguments, all but name, label and the
+// account of users and keys required; results are the Store method's, in
+// JSON. An error's kind is exists, notfound, invalid or closed for
+// ErrExists, ErrNotFound, ErrInvalidInput and ErrClosed (the client's
+// errors wrap them again, with the server's text), badrequest for a
+// request that is not one of these, denied for a peer refused, internal
+// otherwise.
 //
 // A request line is at most 64 KiB, its newline included; a connection
 // gets 10 seconds for its request, the work and the answer, and at most
@@ -87,9 +91,9 @@
 // and FreeBSD (LOCAL_PEERCRED) a peer whose user is not the server's is
 // refused; elsewhere the file mode is the only guard. Passwords and new
 // API key secrets travel over the socket in clear, which is local and
-// same-user; the server logs nothing. ServeAdmin removes a socket file
-// left by an earlier server only when nothing answers on it, and its stop
-// function removes the file and waits for the requests in progress.
+// same-user; the server logs nothing. A socket file left by an earlier
+// server is removed only when nothing answers on it, and stopping the
+// server removes the file and waits for the requests in progress.
 //
 // # Authentication
 //

@@ -10,12 +10,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/internal/adminsock"
 )
 
 // Errors of the store. They are wrapped with the name concerned; test them
@@ -152,7 +153,7 @@ func openStore(dir string, params argonParams) (*Store, error) {
 	}
 	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
 	if err != nil {
-		if isLockError(err) {
+		if adminsock.Locked(err) {
 			return nil, &inUseError{dir: dir, err: err}
 		}
 		return nil, fmt.Errorf("auth store %s: %w", dir, err)
@@ -224,13 +225,6 @@ func (e *inUseError) Error() string {
 }
 
 func (e *inUseError) Unwrap() error { return e.err }
-
-// isLockError says whether pebble.Open failed on its directory lock: held
-// by another process (fcntl gives EAGAIN or EACCES) or by this one.
-func isLockError(err error) bool {
-	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) && strings.Contains(err.Error(), "LOCK") ||
-		strings.Contains(err.Error(), "lock held by current process")
-}
 
 // Close closes the store. It waits for operations in progress.
 func (s *Store) Close() error {

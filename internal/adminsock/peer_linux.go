@@ -1,6 +1,6 @@
 //go:build linux
 
-package auth
+package adminsock
 
 import (
 	"net"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerUID is the effective user id of the process at the other end of c
+// PeerUID is the effective user id of the process at the other end of c
 // when it connected (SO_PEERCRED).
-func peerUID(c *net.UnixConn) (uid int, known bool, err error) {
+func PeerUID(c *net.UnixConn) (uid int, known bool, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return 0, false, err
