@@ -69,6 +69,14 @@
 //	                              indexes (1); a store without it builds them
 //	                              when it opens
 //
+// # Metrics and logs
+//
+// The store counts sessions, files, bytes, mailings, letters by status and
+// refused upload requests by reason on Options.Metrics (metrics.go lists
+// them); an accepted mailing is logged at INFO. A client's mistakes are
+// answered and counted, never logged at ERROR, which is for the server's
+// own failures.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. Operations on one session are
