@@ -61,6 +61,10 @@ func (s *Server) addrCheckResult(dst, params []byte, st *state) ([]byte, int, st
 	case address == nil && addresses == nil:
 		return dst, CodeInvalidParams, `invalid params: addr_check needs "address" (one address) or "addresses" (an array of them)`
 	case address != nil:
+		if st.budget == 0 {
+			return dst, CodeInvalidParams, s.budgetMessage()
+		}
+		st.budget--
 		out, msg := s.judge(dst, address, st, withDetail)
 		if msg != "" {
 			return dst, CodeInvalidParams, "invalid params: address " + msg
@@ -69,6 +73,14 @@ func (s *Server) addrCheckResult(dst, params []byte, st *state) ([]byte, int, st
 	}
 	if addresses[0] != '[' {
 		return dst, CodeInvalidParams, `invalid params: "addresses" must be an array`
+	}
+	// Streaming an answered call, its results are written as they come:
+	// first the call is checked whole, so that no error comes after.
+	stream := st.w != nil && st.replying
+	if stream {
+		if code, msg := s.checkAddresses(addresses, st); code != 0 {
+			return dst, code, msg
+		}
 	}
 	mark := len(dst)
 	dst = append(dst, '[')
@@ -83,8 +95,11 @@ func (s *Server) addrCheckResult(dst, params []byte, st *state) ([]byte, int, st
 			continue
 		}
 		b, e := valueSpan(t, addresses)
-		if n++; n > s.cfg.MaxAddresses {
-			return dst[:mark], CodeInvalidParams, fmt.Sprintf("invalid params: more than %d addresses in one call", s.cfg.MaxAddresses)
+		n++
+		if !stream {
+			if code, msg := s.countAddress(n, st); code != 0 {
+				return dst[:mark], code, msg
+			}
 		}
 		if n > 1 {
 			dst = append(dst, ',')
@@ -93,8 +108,88 @@ func (s *Server) addrCheckResult(dst, params []byte, st *state) ([]byte, int, st
 		if dst, msg = s.judge(dst, addresses[b:e], st, withDetail); msg != "" {
 			return dst[:mark], CodeInvalidParams, fmt.Sprintf("invalid params: addresses[%d] %s", n-1, msg)
 		}
+		switch {
+		case !st.replying:
+			dst = dst[:mark+1] // a notification's results are dropped as they come
+		case stream:
+			if dst = st.flush(dst); st.err != nil {
+				return dst, 0, "" // w failed: the work ends, the answer is lost anyway
+			}
+		}
 	}
 	return append(dst, ']'), 0, ""
+}
+
+// countAddress counts the nth address of a call against the call's and
+// the request's limits.
+func (s *Server) countAddress(n int, st *state) (int, string) {
+	if n > s.cfg.MaxAddresses {
+		return CodeInvalidParams, fmt.Sprintf("invalid params: more than %d addresses in one call", s.cfg.MaxAddresses)
+	}
+	if st.budget == 0 {
+		return CodeInvalidParams, s.budgetMessage()
+	}
+	st.budget--
+	return 0, ""
+}
+
+func (s *Server) budgetMessage() string {
+	return fmt.Sprintf("invalid params: more than %d addresses in one HTTP request (the calls of a batch count together): send the rest in another request", s.cfg.MaxRequestAddresses)
+}
+
+// checkAddresses finds, before any address of the array is judged, the
+// error the call would get as they are judged: too many addresses, or one
+// of the wrong type. The addresses are counted against the request's
+// limit as judging them would count them.
+func (s *Server) checkAddresses(addresses []byte, st *state) (int, string) {
+	t := &st.ptok
+	t.Reset(addresses)
+	t.Next() // '['
+	n := 0
+	for t.Next() {
+		if t.Depth == 0 && t.Delim == ']' {
+			break
+		}
+		if t.Delim == ',' {
+			continue
+		}
+		n++
+		if code, msg := s.countAddress(n, st); code != 0 {
+			return code, msg
+		}
+		b, e := valueSpan(t, addresses)
+		if msg := addressTypeError(addresses[b:e], &st.tok); msg != "" {
+			return CodeInvalidParams, fmt.Sprintf("invalid params: addresses[%d] %s", n-1, msg)
+		}
+	}
+	return 0, ""
+}
+
+// addressTypeError says what judge would find wrong with the type of an
+// address value, or "".
+func addressTypeError(v []byte, t *json.Tokenizer) string {
+	switch v[0] {
+	case '"':
+		return ""
+	case '[':
+		t.Reset(v)
+		t.Next()
+		n := 0
+		for t.Next() {
+			if t.Depth == 0 && t.Delim == ']' {
+				break
+			}
+			if t.Delim == ',' {
+				continue
+			}
+			if t.Delim != 0 || len(t.Value) == 0 || t.Value[0] != '"' {
+				return fmt.Sprintf("line %d is not a string", n)
+			}
+			n++
+		}
+		return ""
+	}
+	return "must be a string or an array of strings"
 }
 
 // judge appends the result object for one address value (a JSON string or

@@ -16,7 +16,10 @@
 //   - Every standard error code: -32700 parse error (malformed JSON, nesting
 //     deeper than Config.MaxDepth), -32600 invalid request, -32601 method not
 //     found, -32602 invalid params (including more than Config.MaxAddresses
-//     addresses in one call), -32603 internal error (a recovered panic).
+//     addresses in one call, or more than Config.MaxRequestAddresses in one
+//     body: the calls of a batch are counted together, in order, and the
+//     call that passes the limit and every addr_check call after it get
+//     the error), -32603 internal error (a recovered panic).
 //   - Batches (arrays of requests) get an array of responses in request
 //     order; notifications (requests without an id) get none; a body of only
 //     notifications gets an empty response.
@@ -28,6 +31,11 @@
 //     the hot path beyond what the engine returns.
 //   - Nothing of the body is kept after Handle returns, so a transport may
 //     reuse the body's memory at once (fasthttp's RequestCtx rule).
+//   - HandleTo gives the same response as Handle, written in pieces of
+//     about FlushBytes as it is made, so that a large answer is never held
+//     whole: everything that could replace a part of it by an error (the
+//     batch size, a call's address count and types) is checked before that
+//     part is written.
 //
 // A Server is safe for concurrent use.
 package rpc

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -37,6 +38,13 @@ type Config struct {
 	// MaxAddresses is the most addresses one call may carry (default
 	// 10,000); more is error -32602.
 	MaxAddresses int
+	// MaxRequestAddresses is the most addresses one request body may
+	// carry, the calls of a batch (notifications included) counted
+	// together in order (default 10,000, or MaxAddresses if larger). The
+	// call in which the count passes it, and every addr_check call after
+	// it, get error -32602; the calls before it are answered. It bounds
+	// the work and the answer of one HTTP request.
+	MaxRequestAddresses int
 	// MaxBatch is the most requests one batch may hold (default 1,000);
 	// more is error -32600.
 	MaxBatch int
@@ -51,6 +59,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.MaxAddresses <= 0 {
 		c.MaxAddresses = 10_000
+	}
+	if c.MaxRequestAddresses <= 0 {
+		c.MaxRequestAddresses = max(10_000, c.MaxAddresses)
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 1_000
@@ -89,6 +100,8 @@ type Server struct {
 	docs    []methodDoc // OpenRPC objects of the registered methods, by name
 	openRPC []byte      // what rpc.discover answers
 	pool    sync.Pool
+	// flushBytes is FlushBytes; tests lower it to write after every result
+	flushBytes int
 
 	verdicts  [5]*metrics.Counter // by engine.Status
 	calls     *metrics.Counter
@@ -101,7 +114,7 @@ func New(e *engine.Engine, cfg Config, set *metrics.Set) *Server {
 	if set == nil {
 		set = metrics.NewSet()
 	}
-	s := &Server{eng: e, cfg: cfg.withDefaults(), methods: map[string]Method{}, openRPC: openRPC}
+	s := &Server{eng: e, cfg: cfg.withDefaults(), methods: map[string]Method{}, openRPC: openRPC, flushBytes: FlushBytes}
 	s.pool.New = func() any { return &state{lines: make([]string, 0, 16), buf: make([]byte, 0, 1024)} }
 	for _, st := range engine.Statuses {
 		s.verdicts[st] = set.GetOrCreateCounter(fmt.Sprintf(`lodge_addr_check_verdicts_total{status=%q}`, st.String()))
@@ -150,16 +163,57 @@ type state struct {
 	ptok  json.Tokenizer
 	lines []string
 	buf   []byte // unescaped strings of the address being judged
+
+	budget int // addresses the request may still carry (MaxRequestAddresses)
+
+	// Streaming (HandleTo): the response is written to w in pieces once it
+	// holds FlushBytes, where nothing written can have to be taken back.
+	w        io.Writer
+	flushAt  int   // Server.flushBytes
+	flushes  int   // pieces written
+	err      error // w's error, or a panic after a piece of the call was written
+	replying bool  // the call being answered has an id (a notification's results are dropped)
 }
+
+// FlushBytes is about how much of a response HandleTo holds before it
+// writes it.
+const FlushBytes = 64 << 10
 
 // Handle answers one request body and appends the response body to dst. It
 // returns false when there is nothing to send (only notifications).
 func (s *Server) Handle(dst, body []byte, p Principal) (out []byte, respond bool) {
+	out, respond, _ = s.handle(dst, body, p, nil)
+	return out, respond
+}
+
+// HandleTo answers one request body as Handle does, with the same
+// response, but writes it to w as it is made, in pieces of about
+// FlushBytes, rather than holding all of it: for large bodies, whose
+// answers are large. Before a piece of a call's result is written, the
+// call is checked whole (its addresses' count and types), so that no
+// error can take back what was written. buf is working memory, returned
+// for reuse. It returns false, having written nothing, when there is
+// nothing to send (only notifications). An error is w's, which ends the
+// work, or a panic after part of a call was written; either way what was
+// written is not a whole response, and the caller must not end it as if
+// it were (close the connection, or cut the chunked body short).
+func (s *Server) HandleTo(w io.Writer, buf, body []byte, p Principal) (out []byte, respond bool, err error) {
+	out, respond, err = s.handle(buf[:0], body, p, w)
+	if err == nil && respond && len(out) > 0 {
+		_, err = w.Write(out)
+	}
+	return out[:0], respond, err
+}
+
+func (s *Server) handle(dst, body []byte, p Principal, w io.Writer) (out []byte, respond bool, err error) {
 	st := s.pool.Get().(*state)
+	st.budget = s.cfg.MaxRequestAddresses
+	st.w, st.flushAt, st.flushes, st.err = w, s.flushBytes, 0, nil
 	defer func() {
 		st.btok.Reset(nil)
 		st.tok.Reset(nil)
 		st.ptok.Reset(nil)
+		st.w, st.err = nil, nil
 		if cap(st.buf) <= 1<<20 && cap(st.lines) <= 4096 {
 			st.lines = st.lines[:0]
 			s.pool.Put(st)
@@ -168,20 +222,27 @@ func (s *Server) Handle(dst, body []byte, p Principal) (out []byte, respond bool
 	start := len(dst)
 	body = bytes.TrimSpace(body)
 	if err := checkDepth(body, s.cfg.MaxDepth); err != "" {
-		return appendError(dst, nil, CodeParseError, err), true
+		return appendError(dst, nil, CodeParseError, err), true, nil
 	}
 	if !json.Valid(body) {
-		return appendError(dst, nil, CodeParseError, "parse error: the body is not valid JSON"), true
+		return appendError(dst, nil, CodeParseError, "parse error: the body is not valid JSON"), true, nil
 	}
 	if body[0] != '[' {
 		dst, respond = s.handleOne(dst, body, st, p)
-		return dst, respond
+		return dst, respond, st.err
 	}
-	// batch
+	// batch: its size is known before any of it is answered, so that a
+	// streamed answer never has to be replaced by this error
+	switch n := batchLen(body, s.cfg.MaxBatch); {
+	case n == 0:
+		return appendError(dst, nil, CodeInvalidRequest, "invalid request: empty batch"), true, nil
+	case n > s.cfg.MaxBatch:
+		return appendError(dst, nil, CodeInvalidRequest, fmt.Sprintf("invalid request: a batch may hold at most %d requests", s.cfg.MaxBatch)), true, nil
+	}
 	t := &st.btok
 	t.Reset(body)
 	t.Next() // '['
-	n := 0
+	answered := 0
 	dst = append(dst, '[')
 	for t.Next() {
 		if t.Delim == ']' && t.Depth == 0 {
@@ -190,32 +251,84 @@ func (s *Server) Handle(dst, body []byte, p Principal) (out []byte, respond bool
 		if t.Delim == ',' {
 			continue
 		}
-		n++
-		if n > s.cfg.MaxBatch {
-			return appendError(dst[:start], nil, CodeInvalidRequest, fmt.Sprintf("invalid request: a batch may hold at most %d requests", s.cfg.MaxBatch)), true
-		}
 		b, e := valueSpan(t, body)
 		mark := len(dst)
-		if mark > start+1 {
+		if answered > 0 {
 			dst = append(dst, ',')
 		}
 		var r bool
-		if dst, r = s.handleOne(dst, body[b:e], st, p); !r {
-			dst = dst[:mark]
+		if dst, r = s.handleOne(dst, body[b:e], st, p); r {
+			answered++
+		} else {
+			dst = dst[:mark] // a notification: nothing of it was written
+		}
+		if st.err != nil {
+			return dst, true, st.err
+		}
+		if answered > 0 {
+			dst = st.flush(dst)
 		}
 	}
-	if n == 0 {
-		return appendError(dst[:start], nil, CodeInvalidRequest, "invalid request: empty batch"), true
+	if answered == 0 {
+		return dst[:start], false, nil // only notifications
 	}
-	if len(dst) == start+1 {
-		return dst[:start], false // only notifications
+	return append(dst, ']'), true, st.err
+}
+
+// flush writes dst when streaming and it holds FlushBytes or more, and
+// returns it emptied; else it returns dst as it is. Call it only where
+// nothing written can have to be taken back.
+func (st *state) flush(dst []byte) []byte {
+	if st.w == nil || len(dst) < st.flushAt || st.err != nil {
+		return dst
 	}
-	return append(dst, ']'), true
+	if _, err := st.w.Write(dst); err != nil {
+		st.err = err
+	}
+	st.flushes++
+	return dst[:0]
+}
+
+// batchLen counts the members of b, a valid JSON array, up to one past
+// max. A byte scan: it costs little beside json.Valid.
+func batchLen(b []byte, max int) int {
+	n, depth := 0, 0
+	for i := 0; i < len(b) && n <= max; i++ {
+		switch c := b[i]; c {
+		case '"':
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if depth == 1 && n == 0 {
+				n = 1
+			}
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			if depth == 1 && n == 0 {
+				n = 1 // a number, true, false or null
+			}
+		}
+	}
+	return n
 }
 
 // handleOne answers one request object (or any other value in its place).
 func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte, respond bool) {
 	start := len(dst)
+	flushes := st.flushes
 	s.calls.Inc()
 	defer func() {
 		if r := recover(); r != nil {
@@ -223,6 +336,11 @@ func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte,
 			out = appendError(dst[:start], nil, CodeInternalError, "internal error")
 			respond = true
 			slog.Error("jsonrpc: panic", "err", r, "stack", string(debug.Stack()))
+			if st.flushes != flushes && st.err == nil {
+				// part of this call's result is written: it cannot be
+				// replaced by the error
+				st.err = fmt.Errorf("rpc: internal error after part of the response was written: %v", r)
+			}
 		}
 	}()
 	if len(req) == 0 || req[0] != '{' {
@@ -294,7 +412,8 @@ func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte,
 		// A notification: do the work, send nothing.
 		if string(method) == `"addr_check"` {
 			mark := len(dst)
-			dst, _ = s.addrCheck(dst, params, st)
+			st.replying = false
+			dst, _, _ = s.addrCheckResult(dst, params, st)
 			return dst[:mark], false
 		}
 		return dst, false
@@ -306,6 +425,7 @@ func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte,
 		var code int
 		var msg string
 		dst = append(dst, `"result":`...)
+		st.replying = true
 		if dst, code, msg = s.addrCheckResult(dst, params, st); code != 0 {
 			s.errors.Inc()
 			return appendError(dst[:mark], id, code, msg), true
@@ -328,11 +448,6 @@ func (s *Server) handleOne(dst, req []byte, st *state, p Principal) (out []byte,
 		}
 	}
 	return append(dst, '}'), true
-}
-
-func (s *Server) addrCheck(dst, params []byte, st *state) ([]byte, bool) {
-	out, code, _ := s.addrCheckResult(dst, params, st)
-	return out, code == 0
 }
 
 // appendHead writes `{"jsonrpc":"2.0","id":ID,`.

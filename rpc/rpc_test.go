@@ -2,6 +2,8 @@ package rpc_test
 
 import (
 	stdjson "encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
@@ -74,10 +77,13 @@ func validJSONText(b []byte) bool {
 	return true
 }
 
+// casesConfig is the configuration responseCases are answered with.
+var casesConfig = rpc.Config{MaxAddresses: 3, MaxBatch: 4, MaxRequestAddresses: 5}
+
 // TestResponses: request bodies and the exact responses they get.
 func TestResponses(t *testing.T) {
-	s := newServer(t, rpc.Config{MaxAddresses: 3, MaxBatch: 4})
-	f := func(req, want string) {
+	s := newServer(t, casesConfig)
+	responseCases(func(req, want string) {
 		t.Helper()
 		got, respond := s.Handle(nil, []byte(req), rpc.Principal{})
 		if !respond {
@@ -89,7 +95,12 @@ func TestResponses(t *testing.T) {
 		if respond && !validJSONText(got) {
 			t.Errorf("request %s: response is not valid JSON: %s", req, got)
 		}
-	}
+	})
+}
+
+// responseCases calls f with request bodies and the exact responses
+// casesConfig gives them ("<none>" for no response).
+func responseCases(f func(req, want string)) {
 	const ok = `"status":"matched","nation":"AUS"`
 	// single address, both forms, echoed byte for byte
 	f(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Joe Blogs","10 Jones St","Melbourne VIC 3000"]}}`,
@@ -171,6 +182,110 @@ func TestResponses(t *testing.T) {
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: want a JSON object"}},`+
 			`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found: rpc.x"}}]`)
 	f(`[1,2,3,4,5]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a batch may hold at most 4 requests"}}`)
+	f(`[{"a":[1,2,{"b":"],,"}]}, "x\",", 1e3 ,null,[]]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a batch may hold at most 4 requests"}}`)
+	f(` [ null ] `, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: want a JSON object"}}]`)
+	// at most 5 addresses in one request: counted in order over the
+	// calls of a batch, notifications included; the call that passes the
+	// limit and every addr_check call after it get -32602
+	const three = `{"jsonrpc":"2.0","id":%d,"method":"addr_check","params":{"addresses":["a,b,c","d,e,f","g,h,i"]}}`
+	const one = `{"jsonrpc":"2.0","id":%d,"method":"addr_check","params":{"address":"a,b,c"}}`
+	const budget = `{"code":-32602,"message":"invalid params: more than 5 addresses in one HTTP request (the calls of a batch count together): send the rest in another request"}`
+	const inv = `{"status":"invalid","nation":"AUS","address":"%s","message":"no state and postcode in the last lines"}`
+	abc, def, ghi := fmt.Sprintf(inv, "a,b,c"), fmt.Sprintf(inv, "d,e,f"), fmt.Sprintf(inv, "g,h,i")
+	f(`[`+fmt.Sprintf(three, 1)+`,`+fmt.Sprintf(three, 2)+`,`+fmt.Sprintf(one, 3)+`]`,
+		`[{"jsonrpc":"2.0","id":1,"result":[`+abc+`,`+def+`,`+ghi+`]},{"jsonrpc":"2.0","id":2,"error":`+budget+`},{"jsonrpc":"2.0","id":3,"error":`+budget+`}]`)
+	f(`[`+fmt.Sprintf(three, 1)+`,`+fmt.Sprintf(one, 2)+`,`+fmt.Sprintf(one, 3)+`,`+fmt.Sprintf(one, 4)+`]`,
+		`[{"jsonrpc":"2.0","id":1,"result":[`+abc+`,`+def+`,`+ghi+`]},{"jsonrpc":"2.0","id":2,"result":`+abc+`},{"jsonrpc":"2.0","id":3,"result":`+abc+`},{"jsonrpc":"2.0","id":4,"error":`+budget+`}]`)
+	f(`[{"jsonrpc":"2.0","method":"addr_check","params":{"addresses":["a,b,c","d,e,f","g,h,i"]}},`+fmt.Sprintf(three, 2)+`,{"jsonrpc":"2.0","id":3,"method":"rpc.nope"}]`,
+		`[{"jsonrpc":"2.0","id":2,"error":`+budget+`},{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: rpc.nope"}}]`)
+	// a call that fails counts the addresses it got through
+	f(`[{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":["a,b,c","d,e,f",7]}},`+fmt.Sprintf(three, 2)+`]`,
+		`[{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: addresses[2] must be a string or an array of strings"}},{"jsonrpc":"2.0","id":2,"error":`+budget+`}]`)
+	f(`[{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":["a,b,c",["d","e",{}],"g"]}},`+fmt.Sprintf(one, 2)+`]`,
+		`[{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: addresses[1] line 2 is not a string"}},{"jsonrpc":"2.0","id":2,"result":`+abc+`}]`)
+}
+
+// flakyWriter keeps what is written to it, in pieces, and fails once it
+// has failAfter pieces (never when 0).
+type flakyWriter struct {
+	pieces    []string
+	failAfter int
+}
+
+var errClientGone = errors.New("client gone")
+
+func (w *flakyWriter) Write(b []byte) (int, error) {
+	if w.failAfter > 0 && len(w.pieces) >= w.failAfter {
+		return 0, errClientGone
+	}
+	w.pieces = append(w.pieces, string(b))
+	return len(b), nil
+}
+
+// TestHandleTo: the streamed answer is the answer, byte for byte, written
+// after every result (the smallest pieces): every check that could take
+// a result back is made before it is written.
+func TestHandleTo(t *testing.T) {
+	s := newServer(t, casesConfig)
+	s.SetFlushBytes(1)
+	responseCases(func(req, want string) {
+		t.Helper()
+		w := &flakyWriter{}
+		buf, respond, err := s.HandleTo(w, make([]byte, 0, 16), []byte(req), rpc.Principal{})
+		got := strings.Join(w.pieces, "")
+		if !respond {
+			if got != "" {
+				t.Errorf("request %s: nothing to send, but wrote %s", req, got)
+			}
+			got = "<none>"
+		}
+		if err != nil || got != want {
+			t.Errorf("request %s\n got %s (%v)\nwant %s", req, got, err, want)
+		}
+		if len(buf) != 0 {
+			t.Errorf("buffer returned holding %d bytes", len(buf))
+		}
+	})
+	// large answers go out in pieces of about FlushBytes
+	s = newServer(t, rpc.Config{})
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"addresses":[`)
+	for i := range 10_000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `["Jo Citizen %d","10 Jones St","Melbourne VIC 3000"]`, i)
+	}
+	sb.WriteString(`]}}`)
+	body := []byte(sb.String())
+	want, _ := s.Handle(nil, body, rpc.Principal{})
+	w := &flakyWriter{}
+	if _, _, err := s.HandleTo(w, nil, body, rpc.Principal{}); err != nil || strings.Join(w.pieces, "") != string(want) {
+		t.Fatalf("streamed answer differs (%v)", err)
+	}
+	for i, p := range w.pieces {
+		if len(p) > rpc.FlushBytes+4096 || (len(p) < rpc.FlushBytes && i < len(w.pieces)-1) {
+			t.Errorf("piece %d of %d: %d bytes", i, len(w.pieces), len(p))
+		}
+	}
+	if len(w.pieces) < len(want)/rpc.FlushBytes {
+		t.Errorf("%d pieces for %d bytes", len(w.pieces), len(want))
+	}
+	// a client that goes away ends the work
+	set := metrics.NewSet()
+	e, err := engine.New(testref.Index(t).Ref, engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s = rpc.New(e, rpc.Config{}, set)
+	w = &flakyWriter{failAfter: 2}
+	if _, respond, err := s.HandleTo(w, nil, body, rpc.Principal{}); !errors.Is(err, errClientGone) || !respond {
+		t.Errorf("writer failed: %v, %v", respond, err)
+	}
+	if n := set.GetOrCreateCounter(`lodge_addr_check_addresses_total`).Get(); n >= 10_000 || n == 0 {
+		t.Errorf("%d addresses judged for a client gone after 2 pieces", n)
+	}
 }
 
 func TestDiscoverAndDetail(t *testing.T) {

@@ -17,7 +17,11 @@
 //     and idle timeouts for slow clients, connections per client IP and in
 //     all (Config.MaxConns, under the open file limit: past it a connection
 //     is closed at once). Running out of descriptors does not stop the
-//     server: accept is retried with backoff.
+//     server: accept is retried with backoff. JSON-RPC requests whose
+//     bodies are over 64 KiB are bounded by the bytes they hold (in all:
+//     503, per account: 429, with Retry-After) and by the work done at once
+//     (a core is left to the small ones), and their answers are streamed;
+//     a request carries at most rpc.Config.MaxRequestAddresses addresses.
 //   - Shutdown: readiness turns 503 first, in-flight requests drain, then
 //     Run returns so the caller closes its stores in reverse order.
 //   - Nothing of a fasthttp RequestCtx is kept past its handler.
@@ -29,10 +33,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,6 +78,21 @@ type Config struct {
 	// Connections past it, or past MaxConnsPerIP, are accepted and closed
 	// at once.
 	MaxConns int
+	// Large JSON-RPC requests (bodies over 64 KiB, or chunked) are bounded
+	// by the memory of their bodies and by the work done at once; their
+	// answers are streamed. LargeRPCBytes is the most body bytes they hold
+	// at once (a chunked body counts MaxBodyBytes), default 4 times
+	// MaxBodyBytes (128 MiB); past it a request gets 503 with Retry-After,
+	// its body unread. LargeRPCBytesPerAccount is the same for one
+	// account, default MaxBodyBytes; past it, 429 with Retry-After.
+	LargeRPCBytes           int
+	LargeRPCBytesPerAccount int
+	// LargeRPCWorkers is how many large requests are worked on at once,
+	// default GOMAXPROCS less one (at least one), so that a core is left
+	// for the small requests; the others wait their turn up to
+	// LargeRPCWait (default 5 s), then get 503 with Retry-After.
+	LargeRPCWorkers int
+	LargeRPCWait    time.Duration
 	// DrainDelay is how long readiness reports 503 before the listeners
 	// close, so load balancers stop sending; default 0.
 	DrainDelay      time.Duration
@@ -93,6 +112,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 32 << 20
+	}
+	if c.LargeRPCBytesPerAccount <= 0 {
+		c.LargeRPCBytesPerAccount = c.MaxBodyBytes
+	}
+	if c.LargeRPCBytes <= 0 {
+		c.LargeRPCBytes = 4 * c.MaxBodyBytes
+	}
+	if c.LargeRPCWorkers <= 0 {
+		c.LargeRPCWorkers = max(1, runtime.GOMAXPROCS(0)-1)
+	}
+	if c.LargeRPCWait <= 0 {
+		c.LargeRPCWait = 5 * time.Second
 	}
 	if c.MaxHeaderBytes <= 0 {
 		c.MaxHeaderBytes = 16 << 10
@@ -138,6 +169,7 @@ type Server struct {
 
 	ln, plainLn net.Listener
 	conns       *connLimits
+	large       *largeLimits
 	challenge   []string
 
 	requests  *metrics.Counter
@@ -157,6 +189,7 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authentica
 	}
 	s := &Server{cfg: cfg, log: log, eng: eng, ix: ix, authn: authn, metrics: metrics.NewSet(), challenge: authn.ChallengeHeaders()}
 	s.rpc = rpc.New(eng, cfg.RPC, s.metrics)
+	s.large = newLargeLimits(cfg, s.metrics)
 	for name, m := range cfg.Methods {
 		if err := s.rpc.Register(name, m.Handle, m.Doc); err != nil {
 			return nil, err
@@ -413,21 +446,20 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 		rpcHTTPError(ctx, fasthttp.StatusUnsupportedMediaType, rpc.CodeInvalidRequest, "Content-Type must be application/json or text/json")
 		return
 	}
-	body, ok := s.rpcBody(ctx)
-	if !ok {
-		if cl := ctx.Request.Header.ContentLength(); cl >= 0 && cl <= s.cfg.MaxBodyBytes+drainBytes {
-			if r := ctx.RequestBodyStream(); r != nil {
-				io.Copy(io.Discard, io.LimitReader(r, int64(cl)))
-			}
-		} else {
-			ctx.SetConnectionClose()
-		}
+	principal := rpc.Principal{Account: p.Account, User: p.User}
+	switch cl := ctx.Request.Header.ContentLength(); {
+	case cl > s.cfg.MaxBodyBytes:
+		s.discardBody(ctx)
 		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
 			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
 		return
+	case cl < 0 || cl > prefetchBytes:
+		s.handleLargeRPC(ctx, principal)
+		return
 	}
+	// small: fasthttp has read the body whole
 	bp := bufPool.Get().(*[]byte)
-	out, respond := s.rpc.Handle((*bp)[:0], body, rpc.Principal{Account: p.Account, User: p.User})
+	out, respond := s.rpc.Handle((*bp)[:0], ctx.PostBody(), principal)
 	if respond {
 		ctx.SetContentType("application/json")
 		ctx.Response.AppendBody(out) // a copy: nothing of ours outlives the handler in fasthttp's buffers
@@ -438,30 +470,6 @@ func (s *Server) handleRPC(ctx *fasthttp.RequestCtx) {
 		*bp = out[:0]
 		bufPool.Put(bp)
 	}
-}
-
-// rpcBody returns a JSON-RPC request body, or false when it is larger than
-// the limit. Bodies stream (for uploads' sake), so the limit is kept here:
-// a declared length over it is refused unread, a chunked body is read up
-// to one byte past it.
-func (s *Server) rpcBody(ctx *fasthttp.RequestCtx) ([]byte, bool) {
-	max := s.cfg.MaxBodyBytes
-	switch cl := ctx.Request.Header.ContentLength(); {
-	case cl > max:
-		return nil, false
-	case cl >= 0:
-		return ctx.PostBody(), true
-	}
-	r := ctx.RequestBodyStream()
-	if r == nil {
-		b := ctx.PostBody()
-		return b, len(b) <= max
-	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(r, int64(max)+1)); err != nil || buf.Len() > max {
-		return nil, false
-	}
-	return buf.Bytes(), true
 }
 
 // bufPool holds response buffers; large ones are let go.

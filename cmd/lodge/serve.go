@@ -35,6 +35,10 @@ func runServe(ctx context.Context, args []string) error {
 	demo := fs.Bool("demo", false, "create a demo account and API key and print a curl command that uses them")
 	maxBody := fs.Int("max-body-bytes", 32<<20, "largest request body accepted (HTTP 413 above)")
 	maxAddrs := fs.Int("max-addresses", 10_000, "most addresses in one addr_check call (JSON-RPC -32602 above)")
+	maxReqAddrs := fs.Int("max-request-addresses", 0, "most addresses in one HTTP request, the calls of a batch together (JSON-RPC -32602 for the call that passes it; 0: 10,000 or -max-addresses if larger)")
+	largeBytes := fs.Int("large-rpc-bytes", 0, "body bytes of large JSON-RPC requests (over 64 KiB) held at once, in all (HTTP 503 past it; 0: 4 times -max-body-bytes)")
+	largeBytesAccount := fs.Int("large-rpc-bytes-per-account", 0, "the same for one account (HTTP 429 past it; 0: -max-body-bytes)")
+	largeWorkers := fs.Int("large-rpc-workers", 0, "large JSON-RPC requests worked on at once; the others wait their turn up to 5 s (0: the number of CPUs less one, at least one)")
 	maxConns := fs.Int("max-conns", 0, "most open connections, both listeners together; more are closed at once (0: 3/4 of the open file limit less 256)")
 	cacheEntries := fs.Int64("cache", 0, "verdict cache entries (0: default 500,000; -1: off)")
 	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
@@ -122,8 +126,9 @@ func runServe(ctx context.Context, args []string) error {
 			"recent_uploads":    {Handle: uploads.RecentUploads, Doc: upload.RecentUploadsDoc},
 		},
 		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
-		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
-		RPC: rpc.Config{MaxAddresses: *maxAddrs},
+		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns,
+		LargeRPCBytes: *largeBytes, LargeRPCBytesPerAccount: *largeBytesAccount, LargeRPCWorkers: *largeWorkers, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
+		RPC: rpc.Config{MaxAddresses: *maxAddrs, MaxRequestAddresses: *maxReqAddrs},
 	}, eng, ix, authn, log)
 	if err != nil {
 		return err
