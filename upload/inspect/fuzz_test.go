@@ -128,6 +128,7 @@ func FuzzPDFPages(f *testing.F) {
 	for _, c := range hostileEncrypt {
 		f.Add(c.pdf())
 	}
+	limitMinimization(f, "2000x")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := pages(PDF, bytes.NewReader(data), int64(len(data)), fuzzLimits)
 		checkCount(t, n, err)
