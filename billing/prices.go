@@ -26,9 +26,17 @@
 //
 // # Invoices
 //
-// Invoice writes one invoice per distinct purchase order (specification
-// 2.2) of an account's letters produced in a period: CSV (a line per
-// letter) and PDF (a summary by mailing and postage class).
+// Invoices makes one invoice per distinct purchase order (specification
+// 2.2; the mailings without one share an invoice, "no purchase order") of
+// an account's postal letters produced in a period [from, to): a letter
+// is billed in the period its Printed event falls in (Printed, Lodged and
+// Returned letters; cancelled, held or failed ones never), at the price
+// it got when it was checked. WriteInvoices writes each as CSV (a line
+// per letter: date, EPID, mailing, letter, reference, envelope, postage,
+// sheets, price; customers' text cannot start a spreadsheet formula) and
+// PDF (account, purchase order, period; tables by mailing and by postage
+// class and envelope with their totals; pages numbered), atomically and
+// durably, named invoice_ACCOUNT_FROM_TO_PO-<purchase order>.
 package billing
 
 import (

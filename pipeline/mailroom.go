@@ -93,6 +93,9 @@ type Mailroom struct {
 }
 
 // New returns a Mailroom over store producing postal letters with prod.
+// prod may be nil in a Mailroom that runs no stages (the operator tools:
+// MarkBatch and the customers' actions only queue work and touch
+// records); Run and RunDue need one.
 func New(store Store, prod Producer, cfg Config, log *slog.Logger) *Mailroom {
 	if log == nil {
 		log = slog.Default()
