@@ -34,6 +34,8 @@ usage:
   lodge account add|list        customer accounts
   lodge user add|passwd|disable portal users (Basic authentication)
   lodge key create|list|revoke  API keys (Bearer authentication)
+  lodge print list|show|done|lodged   print batches; mark one printed, then lodged
+  lodge invoice [flags]         an account's invoices for a period, one per purchase order
   lodge version                 print the version
 
 Run "lodge COMMAND -h" for a command's flags.
@@ -66,6 +68,10 @@ func main() {
 		err = runUser(os.Args[2:])
 	case "key":
 		err = runKey(os.Args[2:])
+	case "print":
+		err = runPrint(os.Args[2:], os.Stdout, os.Stderr)
+	case "invoice":
+		err = runInvoice(os.Args[2:], os.Stdout, os.Stderr)
 	case "version":
 		fmt.Println("lodge", version, runtime.Version())
 	case "-h", "--help", "help":
