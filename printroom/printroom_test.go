@@ -1,6 +1,7 @@
 package printroom_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,7 @@ import (
 	. "github.com/lodge-mail/lodge/printroom"
 )
 
-func mustNil(t *testing.T, err error) {
+func mustNil(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ type fixture struct {
 	big   []string
 }
 
-func newFixture(t *testing.T, big int) *fixture {
+func newFixture(t testing.TB, big int) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	fx := &fixture{Fixture: testmailroom.New(t, dir, time.Now().Add(-72*time.Hour))}
@@ -386,4 +387,34 @@ func TestEachMailing(t *testing.T) {
 	if n != 150 {
 		t.Errorf("stopped after %d, want 150", n)
 	}
+}
+
+// FuzzAdminOps: whatever line reaches the mailroom's operations, the
+// answer is one JSON line, ok or an error of a kind the client knows
+// (internal only for a mark the batch's state refuses), never a panic.
+func FuzzAdminOps(f *testing.F) {
+	for _, s := range []string{
+		`{"op":"mailroom.batches"}`, `{"op":"mailroom.batches","args":{"state":"ready"}}`,
+		`{"op":"mailroom.batch","args":{"id":"20261120-E1-01"}}`, `{"op":"mailroom.batch","args":{"id":5}}`,
+		`{"op":"mailroom.mark_batch","args":{"id":"20261120-E1-01","state":"printed","by":"x"}}`,
+		`{"op":"mailroom.mark_batch","args":{"id":"20261120-E1-02","state":"lodged","at":"2000-01-01T00:00:00Z","by":"x"}}`,
+		`{"op":"mailroom.mailing","args":{"epid":"E1"}}`, `{"op":"mailroom.mailings","args":{"account":"ABC12345","limit":-1}}`,
+		`{"op":"mailroom.mailings","args":{"account":"ABC12345","before":"2026-11-01T00:00:00Z","limit":2}}`,
+		`{"op":"mailroom.letters","args":{"epid":"E2","from":3,"limit":2}}`, `{"op":"mailroom.letters","args":{"epid":"E2","from":-9}}`,
+		`{"op":"mailroom.letters","args":{"epid":"E2","from":9223372036854775807,"limit":9223372036854775807}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	fx := newFixture(f, 5)
+	known := map[string]bool{"": true, adminsock.KindBadRequest: true, adminsock.KindInternal: true, "invalid": true, "notfound": true}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		answer := fx.srv.Call(line)
+		var resp adminsock.Response
+		if err := json.Unmarshal(answer, &resp); err != nil || bytes.IndexByte(answer, '\n') != len(answer)-1 {
+			t.Fatalf("%q: answer %q: %v", line, answer, err)
+		}
+		if resp.OK == (resp.Kind != "") || !known[resp.Kind] || strings.Contains(resp.Error, "panic") {
+			t.Fatalf("%q: answer %+v", line, resp)
+		}
+	})
 }
