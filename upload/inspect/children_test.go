@@ -3,6 +3,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"context"
 	"errors"
 	"fmt"
@@ -97,7 +99,7 @@ func TestChildBusy(t *testing.T) {
 	}
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "one.pdf")
-	if err := os.WriteFile(doc, onePagePDF(), 0o600); err != nil {
+	if err := os.WriteFile(doc, testdoc.OnePagePDF(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	n, err := PagesIsolated(ctx, PDF, doc, one)

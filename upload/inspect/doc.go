@@ -60,53 +60,29 @@
 //	ChildWait      15 s       wait for one of them before ErrBusy
 //	Ghostscript    "gs"       the program that runs PostScript (in PATH)
 //
-// Fixed internal bounds: a PDF object has at most 1,048,576 tokens and
-// nests arrays and dictionaries at most 100 deep; a decoded PDF
-// cross-reference or object stream is at most 64 MiB and all decoded
-// streams of one document at most 1 GiB; predictor rows at most 1 MiB;
-// a PDF has at most 1,024 cross-reference sections; only the first 1 KiB
-// of a PDF string is kept; a ZIP central directory is at most 64 MiB.
+// Fixed internal bounds: a ZIP central directory is at most 64 MiB. The
+// PDF reader (internal/pdf) has its own: a PDF object has at most
+// 1,048,576 tokens and nests arrays and dictionaries at most 100 deep; a
+// decoded cross-reference or object stream is at most 64 MiB and all
+// decoded streams of one document at most 1 GiB; predictor rows at most 1
+// MiB; a PDF has at most 1,024 cross-reference sections; and inspect asks
+// it to keep only the first 1 KiB of each PDF string.
 // In process these bound memory to a few hundred MiB in the worst case (a
 // million-token object, a full cross-reference table, a decoded stream and
 // the object stream cache at once); PagesIsolated bounds it hard.
 //
 // # PDF
 //
-// The PDF reader implements the subset page counting needs: the lexer and
-// object syntax; startxref; cross-reference tables and streams (/W,
-// /Index, /Prev chains with cycle protection, hybrid /XRefStm);
-// object streams (/ObjStm); stream filters FlateDecode (zlib or raw),
-// ASCIIHexDecode and ASCII85Decode with PNG (all five row filters) and
-// TIFF predictors; /Length trusted only when "endstream" follows it,
-// otherwise found by searching, so a 2 GB /Length costs nothing. When the
-// cross-reference data is missing or wrong (bad startxref, an entry that
-// points at the wrong object, a missing /Root), the table is rebuilt by
-// scanning the file for "N G obj" headers, later definitions winning, and
-// indexing the object streams found; the trailer is then the last one
-// naming a catalog, else the last cross-reference stream dictionary, else
-// the last /Type /Catalog object. Offsets are also tried relative to a
-// %PDF- header that follows junk.
-//
-// Pages are the leaves of the page tree from /Root /Pages, walked without
-// recursion: a node reached twice is an error ("page tree has a cycle"
-// when it is its own ancestor), as is a tree deeper than MaxDepth or with
-// more than MaxPages leaves. /Count is not trusted; a tree with no leaves
-// is an error that quotes it. Nodes are told by /Type, or without one by
-// whether they have /Kids.
-//
-// Encrypted PDFs (/Encrypt in the trailer) are opened as a reader opens
-// them, with the empty user password of the standard security handler:
-// revisions 2 to 4 (algorithm 2, RC4 and MD5, checked against /U with
-// algorithm 4 or 5; /V 4 crypt filters V2 and AESV2) and 5 and 6
-// (SHA-256, algorithm 2.B; AESV3). A document with an owner password only
-// opens so, and its encrypted object streams are decrypted and counted;
-// one that needs a user password is refused with ErrEncrypted
-// "encrypted: opening it needs a password", as is any other handler
-// (certificates), algorithm or broken /Encrypt dictionary: nobody could
-// print it. Not supported: LZWDecode, RunLengthDecode and image filters on
-// cross-reference or object streams (they are not used there in
-// practice); streams in external files; repairing a page tree (missing
-// kids are an error, not skipped).
+// PDFs are read by internal/pdf's Reader (its package doc tells what it
+// reads and repairs, and how it opens encrypted documents), with
+// MaxPDFObjects, MaxPages, MaxDepth and Timeout as its limits: pages are
+// the leaves of the page tree, walked without recursion (a node reached
+// twice is an error, "page tree has a cycle" when it is its own ancestor;
+// /Count is not trusted). A document with an owner password only is
+// counted; one that needs a user password (or an unknown handler, a broken
+// /Encrypt) is refused with ErrEncrypted "encrypted: opening it needs a
+// password": nobody could print it. The reader's errors keep their
+// messages and map to ErrMalformed, ErrLimit and ErrEncrypted.
 //
 // # PostScript and XPS
 //

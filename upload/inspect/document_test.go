@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"bytes"
 	"fmt"
 	"slices"
@@ -23,7 +25,7 @@ func TestPageSizes(t *testing.T) {
 	cat := "<< /Type /Catalog /Pages 2 0 R >>"
 	pdf := func(pagesNode string, pages ...string) []byte {
 		objs := []string{cat, pagesNode}
-		return pdfWith(append(objs, pages...)...)
+		return testdoc.PDFWith(append(objs, pages...)...)
 	}
 	kids := func(n int) string {
 		var b strings.Builder
@@ -49,7 +51,7 @@ func TestPageSizes(t *testing.T) {
 	f("no or broken media boxes: unknown", PDF, pdf("<< /Type /Pages /Kids ["+kids(4)+"] >>",
 		"<< /Type /Page >>", "<< /Type /Page /MediaBox [0 0 612] >>", "<< /Type /Page /MediaBox [0 0 (a) 792] >>",
 		"<< /Type /Page /MediaBox [5 5 5 5] >>"), 4, nil, 0)
-	f("media box by reference, reversed corners", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] >>",
+	f("media box by reference, reversed corners", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] >>",
 		"<< /Type /Page /MediaBox 4 0 R >>", "[612 792 0 0]"), 1, []PageRun{{0, 0, 216, 279}}, 1)
 	var many []string
 	for i := range 80 {

@@ -2,7 +2,8 @@ package inspect
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/lodge-mail/lodge/internal/caterr"
 )
 
 // Error categories. Every error this package returns matches at least one
@@ -44,16 +45,10 @@ var (
 
 // Error is the concrete type of the errors this package returns. Its
 // message does not repeat the category; Unwrap gives the categories.
-type Error struct {
-	msg  string
-	cats []error
-}
-
-func (e *Error) Error() string   { return e.msg }
-func (e *Error) Unwrap() []error { return e.cats }
+type Error = caterr.Error
 
 func newErr(cats []error, format string, args ...any) error {
-	return &Error{msg: fmt.Sprintf(format, args...), cats: cats}
+	return caterr.New(cats, format, args...)
 }
 
 func typeErr(format string, args ...any) error {
@@ -70,13 +65,7 @@ func malformed(format string, args ...any) error {
 }
 
 // prefixed returns err with its message prefixed, keeping its categories.
-func prefixed(prefix string, err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return &Error{msg: prefix + e.msg, cats: e.cats}
-	}
-	return &Error{msg: prefix + err.Error(), cats: []error{ErrMalformed, err}}
-}
+func prefixed(prefix string, err error) error { return caterr.Prefixed(prefix, err, ErrMalformed) }
 
 // categoryNames maps categories to the names the isolated child uses on
 // the wire.
@@ -111,5 +100,5 @@ func errorFromWire(msg string, names []string) error {
 	if len(cats) == 0 {
 		cats = []error{ErrMalformed}
 	}
-	return &Error{msg: msg, cats: cats}
+	return newErr(cats, "%s", msg)
 }

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"bytes"
 	"errors"
 	"flag"
@@ -52,7 +54,7 @@ func (w *countWriter) Write(p []byte) (int, error) {
 // limits; an archive that opens lists only entries that pass the name
 // checks.
 func FuzzZip(f *testing.F) {
-	pdf := onePagePDF()
+	pdf := testdoc.OnePagePDF()
 	for _, seed := range [][]byte{
 		zipOf(f, "a.pdf", string(pdf), "m.json", "{}"),
 		twoPageXPS(f),
@@ -111,15 +113,15 @@ func checkCount(t *testing.T, n int, err error) {
 }
 
 func FuzzPDFPages(f *testing.F) {
-	for _, seed := range [][]byte{onePagePDF(), threePagePDF(), xrefStreamPDF(), incrementalPDF(),
-		pdfWith("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] >>"),
-		bytes.Replace(onePagePDF(), []byte("startxref"), []byte("startxreg"), 1),
+	for _, seed := range [][]byte{testdoc.OnePagePDF(), testdoc.ThreePagePDF(), testdoc.XrefStreamPDF(), testdoc.IncrementalPDF(),
+		testdoc.PDFWith("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] >>"),
+		bytes.Replace(testdoc.OnePagePDF(), []byte("startxref"), []byte("startxreg"), 1),
 		[]byte("%PDF-1.4\n1 0 obj << /Pages 2 0 R >> endobj 2 0 obj << /Kids [3 0 R] >> endobj 3 0 obj << >> endobj trailer << /Root 1 0 R >>"),
 	} {
 		f.Add(seed)
 	}
 	for _, name := range []string{"o40", "o128aes", "o256", "u128rc4", "u256r5"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "encrypted", name+".pdf"))
+		b, err := os.ReadFile(filepath.Join(encryptedDir, name+".pdf"))
 		if err != nil {
 			f.Fatal(err)
 		}

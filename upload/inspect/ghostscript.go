@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/deadline"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -41,7 +43,7 @@ const ghostscriptProgram = `<< /EndPage { exch pop dup 2 ne { (%[1]s page ) prin
 // gsLineMax: output lines longer than this are cut (only ours matter).
 const gsLineMax = 512
 
-func psPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (Document, error) {
+func psPages(r io.ReaderAt, size int64, lim Limits, dl *deadline.Deadline) (Document, error) {
 	hint, err := psDSC(r, size, lim, dl)
 	if err != nil {
 		return Document{}, err
@@ -76,8 +78,8 @@ func filePath(r io.ReaderAt, size int64) (string, func(), error) {
 	return tmp.Name(), done, nil
 }
 
-func runGhostscript(path string, hint dscHint, lim Limits, dl *deadline) (Document, error) {
-	ctx, cancel := context.WithDeadline(context.Background(), dl.at)
+func runGhostscript(path string, hint dscHint, lim Limits, dl *deadline.Deadline) (Document, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), dl.At())
 	defer cancel()
 	release, err := AcquireChild(ctx, lim)
 	if err != nil {
@@ -91,7 +93,7 @@ func runGhostscript(path string, hint dscHint, lim Limits, dl *deadline) (Docume
 	rand.Read(tok[:])
 	token := "LODGE-" + hex.EncodeToString(tok[:])
 	out, err := sandbox.Run(ctx, sandbox.Limits{
-		Timeout:  time.Until(dl.at),
+		Timeout:  time.Until(dl.At()),
 		Memory:   lim.MaxMemory,
 		FileSize: 16 << 20, // the null device writes nothing
 		Output:   (lim.MaxPages + 2) * 128,

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"bytes"
 	"context"
 	"errors"
@@ -100,21 +102,21 @@ func TestPagesIsolated(t *testing.T) {
 		}
 	}
 	cat := "<< /Type /Catalog /Pages 2 0 R >>"
-	f("1-page PDF", PDF, onePagePDF(), Limits{}, 1, nil, "")
-	f("3-page PDF", PDF, threePagePDF(), Limits{}, 3, nil, "")
-	f("xref stream PDF", PDF, xrefStreamPDF(), Limits{}, 4, nil, "")
+	f("1-page PDF", PDF, testdoc.OnePagePDF(), Limits{}, 1, nil, "")
+	f("3-page PDF", PDF, testdoc.ThreePagePDF(), Limits{}, 3, nil, "")
+	f("xref stream PDF", PDF, testdoc.XrefStreamPDF(), Limits{}, 4, nil, "")
 	f("PostScript (its DSC comments say 3 pages, it prints 1)", PostScript, []byte(psAtEnd), Limits{}, 1, nil, "")
 	f("XPS", XPS, twoPageXPS(t), Limits{}, 2, nil, "")
-	f("cyclic page tree", PDF, pdfWith(cat, "<< /Type /Pages /Kids [2 0 R] >>"), Limits{}, 0, ErrMalformed, "page tree has a cycle")
-	f("limits reach the child", PDF, threePagePDF(), Limits{MaxPages: 2}, 0, ErrLimit, "more than 2 pages")
-	f("encrypted object streams", PDF, bytes.Replace(xrefStreamPDF(), []byte("/Root 1 0 R"), []byte("/Root 1 0 R /Encrypt << >>"), 1),
+	f("cyclic page tree", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [2 0 R] >>"), Limits{}, 0, ErrMalformed, "page tree has a cycle")
+	f("limits reach the child", PDF, testdoc.ThreePagePDF(), Limits{MaxPages: 2}, 0, ErrLimit, "more than 2 pages")
+	f("encrypted object streams", PDF, bytes.Replace(testdoc.XrefStreamPDF(), []byte("/Root 1 0 R"), []byte("/Root 1 0 R /Encrypt << >>"), 1),
 		Limits{}, 0, ErrEncrypted, "encrypted")
-	u, err := os.ReadFile(filepath.Join("testdata", "encrypted", "u128aes.pdf"))
+	u, err := os.ReadFile(filepath.Join(encryptedDir, "u128aes.pdf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f("needs a user password", PDF, u, Limits{}, 0, ErrEncrypted, "encrypted: opening it needs a password")
-	letter := pdfWith("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /MediaBox [0 0 612 792] >>", "<< /Type /Page >>")
+	letter := testdoc.PDFWith("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /MediaBox [0 0 612 792] >>", "<< /Type /Page >>")
 	if d, err := InspectIsolated(context.Background(), PDF, write("letter.pdf", letter), Limits{}); err != nil ||
 		d.Pages != 1 || len(d.NotA4) != 1 || d.NotA4[0] != (PageRun{0, 0, 216, 279}) || d.NotA4Pages != 1 {
 		t.Errorf("page sizes from the child: %+v, %v", d, err)

@@ -3,6 +3,8 @@ package inspect
 import (
 	"bytes"
 	"strings"
+
+	"github.com/lodge-mail/lodge/internal/pdf"
 )
 
 // Kind is a file type, as told by content.
@@ -42,8 +44,9 @@ func (k Kind) label() string {
 const SniffLen = 2048
 
 // pdfHeaderWindow: like Acrobat, a %PDF- header may follow up to 1024
-// bytes of junk (mail-merge prefixes, HTTP leftovers).
-const pdfHeaderWindow = 1024
+// bytes of junk (mail-merge prefixes, HTTP leftovers); the PDF reader
+// finds it there too.
+const pdfHeaderWindow = pdf.HeaderWindow
 
 // Sniff tells a file's kind from its first bytes (up to SniffLen):
 //

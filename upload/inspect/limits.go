@@ -1,6 +1,10 @@
 package inspect
 
-import "time"
+import (
+	"time"
+
+	"github.com/lodge-mail/lodge/internal/deadline"
+)
 
 // Limits bound what inspecting one file may cost. The zero value of every
 // field means its default (the constants below); there is no "unlimited".
@@ -106,30 +110,8 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// deadline is a cooperative time bound: check is cheap and reads the clock
-// only every 256 calls.
-type deadline struct {
-	at    time.Time
-	n     int
-	limit time.Duration
-}
-
-func newDeadline(d time.Duration) *deadline {
-	return &deadline{at: time.Now().Add(d), limit: d}
-}
-
-func (d *deadline) check() error {
-	d.n++
-	if d.n&255 != 0 {
-		return nil
-	}
-	return d.now()
-}
-
-// now checks the clock regardless of the call count.
-func (d *deadline) now() error {
-	if time.Now().After(d.at) {
-		return limitErr("inspection took longer than %v", d.limit)
-	}
-	return nil
+// newDeadline returns the cooperative deadline of one inspection (see
+// internal/deadline): the parsers check it as they go.
+func newDeadline(d time.Duration) *deadline.Deadline {
+	return deadline.New(d, limitErr("inspection took longer than %v", d))
 }

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"archive/zip"
 	"bytes"
 	"errors"
@@ -26,49 +28,49 @@ func TestPagesGolden(t *testing.T) {
 			t.Errorf("%s: Pages says %d, %v", name, n2, err2)
 		}
 	}
-	f("1-page PDF", PDF, onePagePDF(), 1)
-	f("3-page PDF with nested /Pages", PDF, threePagePDF(), 3)
-	f("PDF with an xref stream and object streams", PDF, xrefStreamPDF(), 4)
-	f("PDF with an incremental update", PDF, incrementalPDF(), 2)
-	f("PDF xref stream without predictor", PDF, newPDF().
-		obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
-		obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>").
-		obj(3, "<< /Type /Page >>").
-		xrefStream(4, "/Root 1 0 R", false), 1)
-	b := newPDF().
-		obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
-		obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>").
-		obj(3, "<< /Type /Page >>")
-	b.xref("/Root 1 0 R")
-	b.obj(2, "<< /Type /Pages /Kids [3 0 R 5 0 R 6 0 R] /Count 3 >>").
-		objStm(7, map[int]string{5: "<< /Type /Page >>", 6: "<< /Type /Page >>"})
-	f("PDF updated with an xref stream over a table", PDF, b.xrefStream(8, "/Root 1 0 R", true), 3)
-	hybrid := newPDF().
-		obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
-		obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>").
-		obj(3, "<< /Type /Page >>")
-	hybrid.xref("/Root 1 0 R")
-	f("Kids as an indirect array, no /Type", PDF, newPDF().
-		obj(1, "<< /Pages 2 0 R >>").
-		obj(2, "<< /Kids 3 0 R /Count 2 >>").
-		obj(3, "[4 0 R 5 0 R]").
-		obj(4, "<< /Parent 2 0 R /MediaBox [0 0 595 842] >>").
-		obj(5, "<< /Type /Page >>").
-		xref("/Root 1 0 R"), 2)
-	f("/Count lies low", PDF, newPDF().
-		obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
-		obj(2, "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 1 >>").
-		obj(3, "<< /Type /Page >>").obj(4, "<< /Type /Page >>").
-		xref("/Root 1 0 R"), 2)
-	f("comments, strings and odd syntax", PDF, newPDF().
-		obj(1, "% a comment\n<</Type/Catalog/Pages 2 0 R/Names<</X(a\\)b(c)\\\\)>>/Y<4142 43>/Z[1.5 -2 +.5 true false null]>>").
-		obj(2, "<</Type/Pages/Kids[3 0 R]/Count 1/N#20x/A>>").
-		obj(3, "<</Type /Page /Annots []>>").
-		xref("/Root 1 0 R"), 1)
-	f("root is a single page", PDF, newPDF().
-		obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
-		obj(2, "<< /Type /Page >>").
-		xref("/Root 1 0 R"), 1)
+	f("1-page PDF", PDF, testdoc.OnePagePDF(), 1)
+	f("3-page PDF with nested /Pages", PDF, testdoc.ThreePagePDF(), 3)
+	f("PDF with an xref stream and object streams", PDF, testdoc.XrefStreamPDF(), 4)
+	f("PDF with an incremental update", PDF, testdoc.IncrementalPDF(), 2)
+	f("PDF xref stream without predictor", PDF, testdoc.NewPDF().
+		Obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
+		Obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>").
+		Obj(3, "<< /Type /Page >>").
+		XrefStream(4, "/Root 1 0 R", false), 1)
+	b := testdoc.NewPDF().
+		Obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
+		Obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>").
+		Obj(3, "<< /Type /Page >>")
+	b.Xref("/Root 1 0 R")
+	b.Obj(2, "<< /Type /Pages /Kids [3 0 R 5 0 R 6 0 R] /Count 3 >>").
+		ObjStm(7, map[int]string{5: "<< /Type /Page >>", 6: "<< /Type /Page >>"})
+	f("PDF updated with an xref stream over a table", PDF, b.XrefStream(8, "/Root 1 0 R", true), 3)
+	hybrid := testdoc.NewPDF().
+		Obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
+		Obj(2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>").
+		Obj(3, "<< /Type /Page >>")
+	hybrid.Xref("/Root 1 0 R")
+	f("Kids as an indirect array, no /Type", PDF, testdoc.NewPDF().
+		Obj(1, "<< /Pages 2 0 R >>").
+		Obj(2, "<< /Kids 3 0 R /Count 2 >>").
+		Obj(3, "[4 0 R 5 0 R]").
+		Obj(4, "<< /Parent 2 0 R /MediaBox [0 0 595 842] >>").
+		Obj(5, "<< /Type /Page >>").
+		Xref("/Root 1 0 R"), 2)
+	f("/Count lies low", PDF, testdoc.NewPDF().
+		Obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
+		Obj(2, "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 1 >>").
+		Obj(3, "<< /Type /Page >>").Obj(4, "<< /Type /Page >>").
+		Xref("/Root 1 0 R"), 2)
+	f("comments, strings and odd syntax", PDF, testdoc.NewPDF().
+		Obj(1, "% a comment\n<</Type/Catalog/Pages 2 0 R/Names<</X(a\\)b(c)\\\\)>>/Y<4142 43>/Z[1.5 -2 +.5 true false null]>>").
+		Obj(2, "<</Type/Pages/Kids[3 0 R]/Count 1/N#20x/A>>").
+		Obj(3, "<</Type /Page /Annots []>>").
+		Xref("/Root 1 0 R"), 1)
+	f("root is a single page", PDF, testdoc.NewPDF().
+		Obj(1, "<< /Type /Catalog /Pages 2 0 R >>").
+		Obj(2, "<< /Type /Page >>").
+		Xref("/Root 1 0 R"), 1)
 
 	f("PostScript", PostScript, []byte(psTwoPages), 2)
 	f("PostScript, its DSC comments saying 3 pages", PostScript, []byte(psAtEnd), 1)
@@ -109,24 +111,15 @@ func TestZipIsXPS(t *testing.T) {
 		}
 	}
 	f("XPS", twoPageXPS(t), true)
-	f("a ZIP of PDFs", zipOf(t, "a.pdf", string(onePagePDF())), false)
+	f("a ZIP of PDFs", zipOf(t, "a.pdf", string(testdoc.OnePagePDF())), false)
 	f("no content types", zipOf(t, xpsParts()[2:]...), false)
 	parts := xpsParts()
 	parts[3] = "<Relationships/>"
 	f("no fixed representation, but a .fdseq", zipOf(t, parts...), true)
 	parts[4] = "seq.xml"
 	f("no fixed representation, no .fdseq", zipOf(t, parts...), false)
-	f("not a ZIP", onePagePDF(), false)
+	f("not a ZIP", testdoc.OnePagePDF(), false)
 	f("empty", nil, false)
-}
-
-// pdfWith builds a PDF from numbered object bodies, with /Root 1 0 R.
-func pdfWith(objs ...string) []byte {
-	b := newPDF()
-	for i, o := range objs {
-		b.obj(i+1, o)
-	}
-	return b.xref("/Root 1 0 R")
 }
 
 // TestPagesHostile: documents built to crash, hang or fool the counter.
@@ -144,28 +137,28 @@ func TestPagesHostile(t *testing.T) {
 	cat := "<< /Type /Catalog /Pages 2 0 R >>"
 	page := "<< /Type /Page /Parent 2 0 R >>"
 
-	f("/Kids points at its own /Pages", PDF, pdfWith(cat, "<< /Type /Pages /Kids [2 0 R] /Count 1 >>"), Limits{}, 0, ErrMalformed, "page tree has a cycle")
-	f("cycle two levels down", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] >>", "<< /Type /Pages /Kids [4 0 R 2 0 R] >>", page),
+	f("/Kids points at its own /Pages", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [2 0 R] /Count 1 >>"), Limits{}, 0, ErrMalformed, "page tree has a cycle")
+	f("cycle two levels down", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] >>", "<< /Type /Pages /Kids [4 0 R 2 0 R] >>", page),
 		Limits{}, 0, ErrMalformed, "page tree has a cycle (object 2 is its own ancestor)")
-	f("a page listed twice", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R 3 0 R] /Count 2 >>", page), Limits{}, 0, ErrMalformed, "reaches object 3 twice")
+	f("a page listed twice", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R 3 0 R] /Count 2 >>", page), Limits{}, 0, ErrMalformed, "reaches object 3 twice")
 	// A DAG doubling at every level would be 2^40 pages if shared nodes were counted.
 	dag := []string{cat}
 	for i := 2; i < 42; i++ {
 		dag = append(dag, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R %d 0 R] >>", i+1, i+1))
 	}
-	f("shared subtrees doubling 40 times", PDF, pdfWith(append(dag, page)...), Limits{}, 0, ErrMalformed, "twice")
-	f("/Count 1000000 but no kids", PDF, pdfWith(cat, "<< /Type /Pages /Kids [] /Count 1000000 >>"), Limits{}, 0, ErrMalformed, "no pages (its /Count says 1000000)")
-	f("/Count but no /Kids at all", PDF, pdfWith(cat, "<< /Type /Pages /Count 5 >>"), Limits{}, 0, ErrMalformed, "no pages")
+	f("shared subtrees doubling 40 times", PDF, testdoc.PDFWith(append(dag, page)...), Limits{}, 0, ErrMalformed, "twice")
+	f("/Count 1000000 but no kids", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [] /Count 1000000 >>"), Limits{}, 0, ErrMalformed, "no pages (its /Count says 1000000)")
+	f("/Count but no /Kids at all", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Count 5 >>"), Limits{}, 0, ErrMalformed, "no pages")
 	deep := []string{cat}
 	for i := 2; i < 10002; i++ {
 		deep = append(deep, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", i+1))
 	}
-	f("/Kids nested 10,000 levels", PDF, pdfWith(append(deep, page)...), Limits{}, 0, ErrLimit, "nested deeper than 256 levels")
-	f("/Kids nested 256 levels", PDF, pdfWith(append(slices.Clone(deep[:257]), page)...), Limits{}, 1, nil, "")
-	f("/Kids nested 257 levels", PDF, pdfWith(append(slices.Clone(deep[:258]), page)...), Limits{}, 0, ErrLimit, "deeper than 256")
-	f("nested arrays 10,000 deep", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] /X "+strings.Repeat("[", 10000)+" >>", page),
+	f("/Kids nested 10,000 levels", PDF, testdoc.PDFWith(append(deep, page)...), Limits{}, 0, ErrLimit, "nested deeper than 256 levels")
+	f("/Kids nested 256 levels", PDF, testdoc.PDFWith(append(slices.Clone(deep[:257]), page)...), Limits{}, 1, nil, "")
+	f("/Kids nested 257 levels", PDF, testdoc.PDFWith(append(slices.Clone(deep[:258]), page)...), Limits{}, 0, ErrLimit, "deeper than 256")
+	f("nested arrays 10,000 deep", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] /X "+strings.Repeat("[", 10000)+" >>", page),
 		Limits{}, 0, ErrMalformed, "nested deeper than 100")
-	f("nested dictionaries 10,000 deep", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] /X "+strings.Repeat("<< /A ", 10000)+" >>", page),
+	f("nested dictionaries 10,000 deep", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] /X "+strings.Repeat("<< /A ", 10000)+" >>", page),
 		Limits{}, 0, ErrMalformed, "nested deeper")
 	var kids strings.Builder
 	for range 20 {
@@ -175,40 +168,40 @@ func TestPagesHostile(t *testing.T) {
 	for range 4 {
 		many = append(many, page)
 	}
-	f("more pages than MaxPages", PDF, pdfWith(many...), Limits{MaxPages: 3}, 0, ErrLimit, "more than 3 pages")
-	f("as many pages as MaxPages", PDF, pdfWith(many...), Limits{MaxPages: 4}, 4, nil, "")
-	f("kid missing", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R 9 0 R] >>", page), Limits{}, 0, ErrMalformed, "object 9 is missing")
-	f("kid is a number", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R 7] >>", page), Limits{}, 0, ErrMalformed, "not a dictionary")
-	f("unknown node type", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] >>", "<< /Type /Font >>"), Limits{}, 0, ErrMalformed, "/Type /Font")
-	f("catalog without /Pages", PDF, pdfWith("<< /Type /Catalog >>"), Limits{}, 0, ErrMalformed, "no document catalog")
-	f("more objects than MaxPDFObjects", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] >>", page), Limits{MaxPDFObjects: 2}, 0, ErrLimit, "2 objects")
+	f("more pages than MaxPages", PDF, testdoc.PDFWith(many...), Limits{MaxPages: 3}, 0, ErrLimit, "more than 3 pages")
+	f("as many pages as MaxPages", PDF, testdoc.PDFWith(many...), Limits{MaxPages: 4}, 4, nil, "")
+	f("kid missing", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R 9 0 R] >>", page), Limits{}, 0, ErrMalformed, "object 9 is missing")
+	f("kid is a number", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R 7] >>", page), Limits{}, 0, ErrMalformed, "not a dictionary")
+	f("unknown node type", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] >>", "<< /Type /Font >>"), Limits{}, 0, ErrMalformed, "/Type /Font")
+	f("catalog without /Pages", PDF, testdoc.PDFWith("<< /Type /Catalog >>"), Limits{}, 0, ErrMalformed, "no document catalog")
+	f("more objects than MaxPDFObjects", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] >>", page), Limits{MaxPDFObjects: 2}, 0, ErrLimit, "2 objects")
 
 	// Streams with lying /Length: a page's content (never read) and the
 	// cross-reference stream itself (found by searching for endstream).
-	b := newPDF().obj(1, cat).obj(2, "<< /Type /Pages /Kids [3 0 R] >>").obj(3, "<< /Type /Page /Contents 4 0 R >>").
-		stream(4, "/Length 2147483648", []byte("BT ET"))
-	f("content stream with a 2 GB /Length", PDF, b.xref("/Root 1 0 R"), Limits{}, 1, nil, "")
-	xs := xrefStreamPDF()
+	b := testdoc.NewPDF().Obj(1, cat).Obj(2, "<< /Type /Pages /Kids [3 0 R] >>").Obj(3, "<< /Type /Page /Contents 4 0 R >>").
+		Stream(4, "/Length 2147483648", []byte("BT ET"))
+	f("content stream with a 2 GB /Length", PDF, b.Xref("/Root 1 0 R"), Limits{}, 1, nil, "")
+	xs := testdoc.XrefStreamPDF()
 	xs = bytes.Replace(xs, []byte("/XRef /W [1 4 2]"), []byte("/XRef /Length 2147483648 /W [1 4 2]"), 1)
 	f("xref stream with a 2 GB /Length", PDF, xs, Limits{}, 4, nil, "")
-	xs = bytes.Replace(xrefStreamPDF(), []byte("/ObjStm /N 5"), []byte("/ObjStm /Length 99999999999 /N 5"), 1)
+	xs = bytes.Replace(testdoc.XrefStreamPDF(), []byte("/ObjStm /N 5"), []byte("/ObjStm /Length 99999999999 /N 5"), 1)
 	f("object stream with a huge /Length", PDF, xs, Limits{}, 4, nil, "")
-	xs = bytes.Replace(xrefStreamPDF(), []byte("/ObjStm /N 5"), []byte("/ObjStm /N 5 /Length 5 0 R"), 1)
+	xs = bytes.Replace(testdoc.XrefStreamPDF(), []byte("/ObjStm /N 5"), []byte("/ObjStm /N 5 /Length 5 0 R"), 1)
 	f("object stream whose /Length is in itself", PDF, xs, Limits{}, 4, nil, "")
 
 	// Cross-reference damage: rebuilt by scanning.
-	one := onePagePDF()
+	one := testdoc.OnePagePDF()
 	f("startxref points nowhere", PDF, bytes.Replace(one, []byte("startxref\n"), []byte("startxref\n9"), 1), Limits{}, 1, nil, "")
 	f("no startxref", PDF, bytes.Replace(one, []byte("startxref"), []byte("startxreg"), 1), Limits{}, 1, nil, "")
 	i := bytes.Index(one, []byte("xref\n0 1"))
 	f("no xref table, no trailer", PDF, one[:i], Limits{}, 1, nil, "")
 	f("xref offsets shifted", PDF, bytes.Replace(one, []byte("0000000015 00000 n"), []byte("0000000016 00000 n"), 1), Limits{}, 1, nil, "")
 	f("junk before %PDF-", PDF, append([]byte(strings.Repeat("junk\n", 100)), one...), Limits{}, 1, nil, "")
-	f("xref stream, broken startxref", PDF, bytes.Replace(xrefStreamPDF(), []byte("startxref\n"), []byte("startxref\n1"), 1), Limits{}, 4, nil, "")
+	f("xref stream, broken startxref", PDF, bytes.Replace(testdoc.XrefStreamPDF(), []byte("startxref\n"), []byte("startxref\n1"), 1), Limits{}, 4, nil, "")
 	f("not a PDF", PDF, []byte("hello, world"), Limits{}, 0, ErrMalformed, "no objects")
 	f("empty", PDF, nil, Limits{}, 0, ErrMalformed, "")
 	f("only a header", PDF, []byte("%PDF-1.7\n"), Limits{}, 0, ErrMalformed, "")
-	inc := incrementalPDF()
+	inc := testdoc.IncrementalPDF()
 	last := bytes.LastIndex(inc, []byte("/Prev "))
 	end := last + bytes.IndexByte(inc[last+6:], ' ') + 6
 	cyc := slices.Concat(inc[:last], fmt.Appendf(nil, "/Prev %d", bytes.LastIndex(inc, []byte("xref\n"))), inc[end:])
@@ -219,16 +212,16 @@ func TestPagesHostile(t *testing.T) {
 	for _, c := range hostileEncrypt {
 		f(c.name, PDF, c.pdf(), Limits{}, 0, ErrEncrypted, c.msg)
 	}
-	encStm := bytes.Replace(xrefStreamPDF(), []byte("/Root 1 0 R"), []byte("/Root 1 0 R /Encrypt << /Filter /Standard >>"), 1)
+	encStm := bytes.Replace(testdoc.XrefStreamPDF(), []byte("/Root 1 0 R"), []byte("/Root 1 0 R /Encrypt << /Filter /Standard >>"), 1)
 	f("encrypted object streams, no algorithm", PDF, encStm, Limits{}, 0, ErrEncrypted, "algorithm this server does not know (/V 0 /R 0)")
 
 	// Syntax bombs.
-	f("unterminated string", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] /X ("+strings.Repeat("(", 100000)), Limits{}, 0, ErrMalformed, "")
-	f("2 MB string", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] /X ("+strings.Repeat("x", 2<<20)+") >>", page), Limits{}, 1, nil, "")
-	f("1 MB name", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] /"+strings.Repeat("x", 1<<20)+" 1 >>", page), Limits{}, 0, ErrMalformed, "")
-	f("a million and ten tokens in one object", PDF, pdfWith(cat, "<< /Type /Pages /Kids [3 0 R] /X ["+strings.Repeat("0 ", 1<<20+10)+"] >>", page),
+	f("unterminated string", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] /X ("+strings.Repeat("(", 100000)), Limits{}, 0, ErrMalformed, "")
+	f("2 MB string", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] /X ("+strings.Repeat("x", 2<<20)+") >>", page), Limits{}, 1, nil, "")
+	f("1 MB name", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] /"+strings.Repeat("x", 1<<20)+" 1 >>", page), Limits{}, 0, ErrMalformed, "")
+	f("a million and ten tokens in one object", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [3 0 R] /X ["+strings.Repeat("0 ", 1<<20+10)+"] >>", page),
 		Limits{}, 0, ErrLimit, "more than 1048576 tokens")
-	f("huge integers", PDF, pdfWith(cat, "<< /Type /Pages /Kids [99999999999999999999999 0 R 3 0 R] >>", page), Limits{}, 0, ErrMalformed, "")
+	f("huge integers", PDF, testdoc.PDFWith(cat, "<< /Type /Pages /Kids [99999999999999999999999 0 R 3 0 R] >>", page), Limits{}, 0, ErrMalformed, "")
 
 	// XPS (PostScript: TestPostScript).
 	parts := xpsParts()
@@ -252,7 +245,7 @@ func TestPagesHostile(t *testing.T) {
 	parts = xpsParts()
 	parts[7] = strings.Repeat("<a>", 100000) + `<PageContent/>`
 	f("XPS with XML nested 100,000 deep", XPS, zipOf(t, parts...), Limits{}, 1, nil, "")
-	f("XPS that is a PDF", XPS, onePagePDF(), Limits{}, 0, ErrMalformed, "XPS package")
+	f("XPS that is a PDF", XPS, testdoc.OnePagePDF(), Limits{}, 0, ErrMalformed, "XPS package")
 	parts = xpsParts()
 	parts = append(parts, "../x.fpage", "x")
 	f("XPS with a ../ part", XPS, zipOf(t, parts...), Limits{}, 0, ErrUnsafe, "climbs out")
@@ -271,7 +264,7 @@ func TestPagesHostile(t *testing.T) {
 	w.Close()
 	f("XPS with an 8 MB zero part", XPS, pz.Bytes(), Limits{}, 0, ErrLimit, "more than the limit of 100:1")
 
-	f("ZIP has no pages", ZIP, zipOf(t, "a.pdf", string(onePagePDF())), Limits{}, 0, ErrType, "not ZIP")
+	f("ZIP has no pages", ZIP, zipOf(t, "a.pdf", string(testdoc.OnePagePDF())), Limits{}, 0, ErrType, "not ZIP")
 	f("JSON has no pages", JSON, []byte("{}"), Limits{}, 0, ErrType, "not JSON")
 }
 
@@ -283,10 +276,10 @@ func TestTruncated(t *testing.T) {
 		kind Kind
 		data []byte
 	}{
-		{"1-page PDF", PDF, onePagePDF()},
-		{"3-page PDF", PDF, threePagePDF()},
-		{"xref stream PDF", PDF, xrefStreamPDF()},
-		{"incremental PDF", PDF, incrementalPDF()},
+		{"1-page PDF", PDF, testdoc.OnePagePDF()},
+		{"3-page PDF", PDF, testdoc.ThreePagePDF()},
+		{"xref stream PDF", PDF, testdoc.XrefStreamPDF()},
+		{"incremental PDF", PDF, testdoc.IncrementalPDF()},
 		{"PostScript", PostScript, []byte(psTwoPages)},
 		{"PostScript (atend)", PostScript, []byte(psAtEnd)},
 		{"XPS", XPS, twoPageXPS(t)},
@@ -325,29 +318,11 @@ type panicReader struct{}
 
 func (panicReader) ReadAt([]byte, int64) (int, error) { panic("boom") }
 
-// TestPDFXrefPath: the golden PDFs are read through their cross-reference
-// data, not by the rebuild that would hide a broken reader.
-func TestPDFXrefPath(t *testing.T) {
-	f := func(name string, data []byte, want int) {
-		t.Helper()
-		dl := newDeadline(DefaultTimeout)
-		d := &pdfDoc{r: bytes.NewReader(data), size: int64(len(data)), lim: Limits{}.WithDefaults(), dl: dl, hdrOff: -1}
-		d.p = newParser(newCursor(d.r, d.size, dl), dl)
-		if doc, err := d.fromXref(); doc.Pages != want || err != nil {
-			t.Errorf("%s: %d, %v; want %d", name, doc.Pages, err, want)
-		}
-	}
-	f("1 page", onePagePDF(), 1)
-	f("3 pages", threePagePDF(), 3)
-	f("xref stream", xrefStreamPDF(), 4)
-	f("incremental", incrementalPDF(), 2)
-}
-
 // TestPDFLarge: 100,000 pages (the default limit) in a balanced tree of
 // 100 × 1,000 are counted; one more page is refused.
 func TestPDFLarge(t *testing.T) {
 	build := func(extra bool) []byte {
-		b := newPDF().obj(1, "<< /Type /Catalog /Pages 2 0 R >>")
+		b := testdoc.NewPDF().Obj(1, "<< /Type /Catalog /Pages 2 0 R >>")
 		var mid strings.Builder
 		next := 103
 		for i := range 100 {
@@ -361,13 +336,13 @@ func TestPDFLarge(t *testing.T) {
 				fmt.Fprintf(&kids, "%d 0 R ", next)
 				next++
 			}
-			b.obj(3+i, "<< /Type /Pages /Parent 2 0 R /Kids ["+kids.String()+"] >>")
+			b.Obj(3+i, "<< /Type /Pages /Parent 2 0 R /Kids ["+kids.String()+"] >>")
 		}
-		b.obj(2, "<< /Type /Pages /Kids ["+mid.String()+"] /Count 100000 >>")
+		b.Obj(2, "<< /Type /Pages /Kids ["+mid.String()+"] /Count 100000 >>")
 		for n := 103; n < next; n++ {
-			b.obj(n, "<< /Type /Page >>")
+			b.Obj(n, "<< /Type /Page >>")
 		}
-		return b.xref("/Root 1 0 R")
+		return b.Xref("/Root 1 0 R")
 	}
 	if n, err := count(PDF, build(false), Limits{}); n != 100000 || err != nil {
 		t.Errorf("100,000 pages: %d, %v", n, err)

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"bytes"
 	"errors"
 	"os"
@@ -10,7 +12,10 @@ import (
 	"testing"
 )
 
-// TestEncryptedPDFs: PDFs encrypted by qpdf (testdata/encrypted/make.sh),
+// encryptedDir holds the encrypted test PDFs, with the PDF reader's tests.
+var encryptedDir = filepath.Join("..", "..", "internal", "pdf", "testdata", "encrypted")
+
+// TestEncryptedPDFs: PDFs encrypted by qpdf (encryptedDir/make.sh),
 // one per revision of the standard security handler. With an owner
 // password only they open with the empty user password, and their page
 // trees, in encrypted object streams, are counted; with a user password
@@ -18,7 +23,7 @@ import (
 func TestEncryptedPDFs(t *testing.T) {
 	f := func(file string, want int, msg string) {
 		t.Helper()
-		data, err := os.ReadFile(filepath.Join("testdata", "encrypted", file))
+		data, err := os.ReadFile(filepath.Join(encryptedDir, file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +55,7 @@ func TestEncryptedQpdf(t *testing.T) {
 		t.Skip("qpdf is not installed (scripts/test installs it)")
 	}
 	dir := t.TempDir()
-	plain := filepath.Join("testdata", "encrypted", "plain.pdf")
+	plain := filepath.Join(encryptedDir, "plain.pdf")
 	i := 0
 	for _, args := range [][]string{{"40"}, {"128"}, {"128", "--use-aes=y"}, {"256", "--force-R5"}, {"256"}} {
 		for _, user := range []string{"", "user"} {
@@ -84,7 +89,7 @@ func (c encCase) pdf() []byte {
 	if c.obj4 != "" {
 		objs = append(objs, c.obj4)
 	}
-	return bytes.Replace(pdfWith(objs...), []byte("/Root 1 0 R"), []byte("/Root 1 0 R "+c.encrypt), 1)
+	return bytes.Replace(testdoc.PDFWith(objs...), []byte("/Root 1 0 R"), []byte("/Root 1 0 R "+c.encrypt), 1)
 }
 
 // hostileEncrypt: broken or unknown /Encrypt dictionaries, all refused as

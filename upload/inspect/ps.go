@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/deadline"
+
 	"bytes"
 	"io"
 	"strconv"
@@ -30,7 +32,7 @@ const psLineKeep = 256 // DSC lines are at most 255 bytes
 
 // psDSC reads the DSC comments of a PostScript file. It stops counting
 // "%%Page:" comments past lim.MaxPages.
-func psDSC(r io.ReaderAt, size int64, lim Limits, dl *deadline) (dscHint, error) {
+func psDSC(r io.ReaderAt, size int64, lim Limits, dl *deadline.Deadline) (dscHint, error) {
 	var head [4]byte
 	if n, _ := r.ReadAt(head[:], 0); n == 4 && bytes.Equal(head[:], []byte{0xC5, 0xD0, 0xD3, 0xC6}) {
 		return dscHint{pages: 1, eps: true}, nil
@@ -54,7 +56,7 @@ func psDSC(r io.ReaderAt, size int64, lim Limits, dl *deadline) (dscHint, error)
 		if !ok {
 			break
 		}
-		if err := dl.check(); err != nil {
+		if err := dl.Check(); err != nil {
 			return dscHint{}, err
 		}
 		if first {

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/deadline"
+
 	"bufio"
 	"encoding/xml"
 	"errors"
@@ -43,7 +45,7 @@ func ZipIsXPS(r io.ReaderAt, size int64) bool {
 	return err == nil && seq != ""
 }
 
-func xpsPages(r io.ReaderAt, size int64, lim Limits, dl *deadline) (Document, error) {
+func xpsPages(r io.ReaderAt, size int64, lim Limits, dl *deadline.Deadline) (Document, error) {
 	a, err := openZip(r, size, lim, true)
 	if err != nil {
 		return Document{}, prefixed("XPS package: ", err)
@@ -113,7 +115,7 @@ var errStop = errors.New("stop")
 // fixedPageSize reads a FixedPage's Width and Height (in 1/96 inch) and
 // returns them in points; zero when the page part is missing or says
 // nothing (the count does not need it). Only the deadline is an error.
-func (a *Archive) fixedPageSize(name string, dl *deadline) (w, h float64, err error) {
+func (a *Archive) fixedPageSize(name string, dl *deadline.Deadline) (w, h float64, err error) {
 	if !a.hasPart(name) {
 		return 0, 0, nil
 	}
@@ -129,7 +131,7 @@ func (a *Archive) fixedPageSize(name string, dl *deadline) (w, h float64, err er
 }
 
 // fdseq returns the name of the FixedDocumentSequence part ("" if none).
-func (a *Archive) fdseq(dl *deadline) (string, error) {
+func (a *Archive) fdseq(dl *deadline.Deadline) (string, error) {
 	if a.hasPart(relsPart) {
 		var target string
 		err := a.elements(relsPart, dl, func(se xml.StartElement) error {
@@ -243,7 +245,7 @@ func (a *Archive) part(name string) (io.Reader, func(), error) {
 }
 
 // elements calls fn for each start element of an XML part.
-func (a *Archive) elements(name string, dl *deadline, fn func(xml.StartElement) error) error {
+func (a *Archive) elements(name string, dl *deadline.Deadline, fn func(xml.StartElement) error) error {
 	r, done, err := a.part(name)
 	if err != nil {
 		return err
@@ -258,7 +260,7 @@ func (a *Archive) elements(name string, dl *deadline, fn func(xml.StartElement) 
 		return nil, fmt.Errorf("encoding %q not supported", label)
 	}
 	for {
-		if err := dl.check(); err != nil {
+		if err := dl.Check(); err != nil {
 			return err
 		}
 		tok, err := dec.RawToken()

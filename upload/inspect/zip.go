@@ -556,7 +556,7 @@ func (a *Archive) Entries() []Entry {
 func (a *Archive) Extract(name string, w io.Writer) (int64, error) {
 	e := a.byName[foldName(name, a.pkg)]
 	if e == nil || e.Name != name {
-		return 0, &Error{msg: fmt.Sprintf("the archive has no entry %q", name), cats: []error{fs.ErrNotExist}}
+		return 0, newErr([]error{fs.ErrNotExist}, "the archive has no entry %q", name)
 	}
 	r, err := a.open(e)
 	if err != nil {
@@ -583,7 +583,7 @@ func (a *Archive) ExtractTo(dir string) (_ []Extracted, err error) {
 	for _, e := range a.entries {
 		target := filepath.Join(dir, e.Name)
 		if _, err := os.Lstat(target); err == nil {
-			return nil, &Error{msg: fmt.Sprintf("%s already exists", target), cats: []error{fs.ErrExist}}
+			return nil, newErr([]error{fs.ErrExist}, "%s already exists", target)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}

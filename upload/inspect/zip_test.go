@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testdoc"
+
 	"archive/zip"
 	"bytes"
 	"compress/flate"
@@ -15,7 +17,7 @@ import (
 )
 
 func TestZipGood(t *testing.T) {
-	pdf := onePagePDF()
+	pdf := testdoc.OnePagePDF()
 	data := zipOf(t, "a.pdf", string(pdf), "meta.json", `{"letters":[]}`, "b.PS", psTwoPages, "c.xps", string(twoPageXPS(t)))
 	// a directory entry is skipped
 	var buf bytes.Buffer
@@ -104,7 +106,7 @@ func TestZeros(t *testing.T) {
 // TestZipHostile: archives built to harm the server. Each must be refused
 // by OpenZip with the given category and message, before any extraction.
 func TestZipHostile(t *testing.T) {
-	pdf := onePagePDF()
+	pdf := testdoc.OnePagePDF()
 	f := func(name string, data []byte, lim Limits, want error, msg string) {
 		t.Helper()
 		a, err := OpenZip(bytes.NewReader(data), int64(len(data)), lim)
@@ -218,7 +220,7 @@ func TestZipHostile(t *testing.T) {
 // TestZipLies: archives whose declared sizes and checksums are wrong are
 // caught while extracting, and never produce more than declared.
 func TestZipLies(t *testing.T) {
-	pdf := onePagePDF()
+	pdf := testdoc.OnePagePDF()
 	f := func(name string, data []byte, entry string, want error, msg string) {
 		t.Helper()
 		a, err := OpenZip(bytes.NewReader(data), int64(len(data)), Limits{})
@@ -263,7 +265,7 @@ func TestZipLies(t *testing.T) {
 }
 
 func TestZipLimitsExact(t *testing.T) {
-	pdf := onePagePDF()
+	pdf := testdoc.OnePagePDF()
 	data := zipOf(t, "a.pdf", string(pdf), "b.pdf", string(pdf))
 	lim := Limits{MaxEntries: 2, MaxEntryBytes: int64(len(pdf)), MaxTotalBytes: 2 * int64(len(pdf))}
 	if _, err := OpenZip(bytes.NewReader(data), int64(len(data)), lim); err != nil {
@@ -322,7 +324,7 @@ func zip64(name string, data []byte) []byte {
 }
 
 func TestZip64(t *testing.T) {
-	pdf := onePagePDF()
+	pdf := testdoc.OnePagePDF()
 	data := zip64("a.pdf", pdf)
 	a, err := OpenZip(bytes.NewReader(data), int64(len(data)), Limits{})
 	if err != nil {

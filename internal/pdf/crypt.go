@@ -1,4 +1,4 @@
-package inspect
+package pdf
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/binary"
-	"fmt"
 	"hash"
 )
 
@@ -28,11 +27,18 @@ import (
 var pdfPadding = []byte("\x28\xBF\x4E\x5E\x4E\x75\x8A\x41\x64\x00\x4E\x56\xFF\xFA\x01\x08" +
 	"\x2E\x2E\x00\xB6\xD0\x68\x3E\x80\x2F\x0C\xA9\xFE\x64\x53\x69\x7A")
 
-// pdfCrypt decrypts streams with the file key the empty user password
-// gives.
+// pdfCrypt decrypts strings and streams with the file key the empty user
+// password gives.
 type pdfCrypt struct {
-	key    []byte
-	stream string // the method for streams: "Identity", "V2" (RC4), "AESV2" or "AESV3"
+	key []byte
+	// the methods for streams and strings: "Identity", "V2" (RC4),
+	// "AESV2" or "AESV3"
+	stream, str string
+	// metadata: /Metadata streams are encrypted (/EncryptMetadata)
+	metadata bool
+	// encNum is the object number of the /Encrypt dictionary, whose
+	// strings are never encrypted
+	encNum int64
 }
 
 // errNeedsPassword is the message for documents nobody can open without
@@ -40,12 +46,12 @@ type pdfCrypt struct {
 const errNeedsPassword = "encrypted: opening it needs a password"
 
 func encryptedErr(format string, args ...any) error {
-	return &Error{msg: fmt.Sprintf(format, args...), cats: []error{ErrEncrypted, errFinal}}
+	return newErr([]error{ErrEncrypted, errFinal}, format, args...)
 }
 
 // openEncryption reads the trailer's /Encrypt dictionary and opens the
 // document with the empty user password, or says why it cannot be opened.
-func (d *pdfDoc) openEncryption() error {
+func (d *Reader) openEncryption() error {
 	e := d.trailer["Encrypt"]
 	if e == nil {
 		return nil
@@ -81,7 +87,13 @@ func (d *pdfDoc) openEncryption() error {
 		s, _ := d.resolve(ids[0]).(pdfString)
 		id0 = []byte(s)
 	}
-	c := &pdfCrypt{stream: "V2"}
+	c := &pdfCrypt{stream: "V2", str: "V2", metadata: true}
+	if r, ok := e.(ref); ok {
+		c.encNum = r.num
+	}
+	if m, ok := d.resolve(enc["EncryptMetadata"]).(bool); ok {
+		c.metadata = m
+	}
 	switch {
 	case (v == 1 || v == 2 || v == 4) && r >= 2 && r <= 4:
 		n := int(num("Length", 40) / 8)
@@ -91,6 +103,9 @@ func (d *pdfDoc) openEncryption() error {
 		if v == 4 {
 			method, length, err := d.cryptFilter(enc, "StmF")
 			if err != nil {
+				return err
+			}
+			if c.str, _, err = d.cryptFilter(enc, "StrF"); err != nil {
 				return err
 			}
 			c.stream = method
@@ -107,14 +122,16 @@ func (d *pdfDoc) openEncryption() error {
 		if len(o) < 32 || len(u) < 32 {
 			return encryptedErr("encrypted, and its /Encrypt dictionary has no valid /O and /U: it cannot be opened")
 		}
-		encMeta, ok := d.resolve(enc["EncryptMetadata"]).(bool)
-		c.key = rc4Key(o[:32], uint32(num("P", 0)), id0, int(r), n, !ok || encMeta)
+		c.key = rc4Key(o[:32], uint32(num("P", 0)), id0, int(r), n, c.metadata)
 		if !rc4UserOK(c.key, u, id0, int(r)) {
 			return encryptedErr(errNeedsPassword)
 		}
 	case v == 5 && (r == 5 || r == 6):
 		method, _, err := d.cryptFilter(enc, "StmF")
 		if err != nil {
+			return err
+		}
+		if c.str, _, err = d.cryptFilter(enc, "StrF"); err != nil {
 			return err
 		}
 		c.stream = method
@@ -133,8 +150,10 @@ func (d *pdfDoc) openEncryption() error {
 	default:
 		return encryptedErr("encrypted with an algorithm this server does not know (/V %d /R %d): it cannot be opened", v, r)
 	}
-	if c.stream == "AESV3" && len(c.key) != 32 || c.stream == "AESV2" && len(c.key) != 16 {
-		return encryptedErr("encrypted with /%s and a %d-bit key, which do not go together: it cannot be opened", c.stream, len(c.key)*8)
+	for _, m := range []string{c.stream, c.str} {
+		if m == "AESV3" && len(c.key) != 32 || m == "AESV2" && len(c.key) != 16 {
+			return encryptedErr("encrypted with /%s and a %d-bit key, which do not go together: it cannot be opened", m, len(c.key)*8)
+		}
 	}
 	d.crypt = c
 	return nil
@@ -142,7 +161,7 @@ func (d *pdfDoc) openEncryption() error {
 
 // cryptFilter returns the method (and the /Length in bytes, 0 when not
 // given) of the crypt filter that /StmF names in a /V 4 or 5 dictionary.
-func (d *pdfDoc) cryptFilter(enc dict, which pdfName) (string, int, error) {
+func (d *Reader) cryptFilter(enc dict, which pdfName) (string, int, error) {
 	name, _ := d.resolve(enc[which]).(pdfName)
 	if name == "" || name == "Identity" {
 		return "Identity", 0, nil
@@ -272,7 +291,12 @@ func aesNoIV(key, data []byte) []byte {
 
 // decrypt returns the plain data of stream num gen.
 func (c *pdfCrypt) decrypt(num, gen int64, data []byte) ([]byte, error) {
-	switch c.stream {
+	return c.decryptWith(c.stream, num, gen, data)
+}
+
+// decryptWith decrypts data of object num gen with a method.
+func (c *pdfCrypt) decryptWith(method string, num, gen int64, data []byte) ([]byte, error) {
+	switch method {
 	case "Identity":
 		return data, nil
 	case "AESV3":
@@ -281,11 +305,11 @@ func (c *pdfCrypt) decrypt(num, gen int64, data []byte) ([]byte, error) {
 	h := md5.New()
 	h.Write(c.key)
 	h.Write([]byte{byte(num), byte(num >> 8), byte(num >> 16), byte(gen), byte(gen >> 8)})
-	if c.stream == "AESV2" {
+	if method == "AESV2" {
 		h.Write([]byte("sAlT"))
 	}
 	key := h.Sum(nil)[:min(len(c.key)+5, 16)]
-	if c.stream == "AESV2" {
+	if method == "AESV2" {
 		return aesCBC(key, data)
 	}
 	return rc4XOR(key, data), nil
@@ -309,4 +333,40 @@ func aesCBC(key, data []byte) ([]byte, error) {
 		out = out[:len(out)-p]
 	}
 	return out, nil
+}
+
+// decryptStrings decrypts, in place, the strings of object num gen (an
+// object stored directly in the file: those in object streams are
+// encrypted with their stream). A string that does not decrypt (a short
+// AES string) becomes empty, as readers show it.
+func (c *pdfCrypt) decryptStrings(o object, num, gen int64) object {
+	if num == c.encNum || c.str == "Identity" {
+		return o
+	}
+	var walk func(o object, depth int) object
+	walk = func(o object, depth int) object {
+		if depth > maxNesting+1 {
+			return o
+		}
+		switch v := o.(type) {
+		case pdfString:
+			plain, err := c.decryptWith(c.str, num, gen, []byte(v))
+			if err != nil {
+				return pdfString("")
+			}
+			return pdfString(plain)
+		case array:
+			for i := range v {
+				v[i] = walk(v[i], depth+1)
+			}
+		case dict:
+			for k, x := range v {
+				v[k] = walk(x, depth+1)
+			}
+		case *stream:
+			walk(v.dict, depth+1)
+		}
+		return o
+	}
+	return walk(o, 0)
 }

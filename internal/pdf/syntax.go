@@ -1,8 +1,10 @@
-package inspect
+package pdf
 
 import (
 	"io"
 	"strconv"
+
+	"github.com/lodge-mail/lodge/internal/deadline"
 )
 
 // This file is the PDF syntax layer: a random-access cursor, a lexer and
@@ -14,7 +16,7 @@ import (
 type (
 	object    = any
 	pdfName   string
-	pdfString string // at most maxKeptString bytes are kept
+	pdfString string // at most Limits.MaxStringBytes bytes are kept
 	ref       struct{ num, gen int64 }
 	dict      map[pdfName]object
 	array     []object
@@ -29,7 +31,6 @@ type (
 const (
 	cursorWindow   = 32 << 10
 	maxTokenBytes  = 64 << 10 // names, numbers, keywords
-	maxKeptString  = 1 << 10  // strings are parsed whole but kept only this long
 	maxNesting     = 100      // arrays and dictionaries inside each other
 	maxObjectToken = 1 << 20  // tokens in one object (a Kids array of 100,000 pages is 300,000)
 )
@@ -44,14 +45,14 @@ type cursor struct {
 	off  int64 // file offset of buf[0]
 	pos  int64
 	err  error // a read error or the deadline; the cursor then acts as at EOF
-	dl   *deadline
+	dl   *deadline.Deadline
 }
 
-func newCursor(r io.ReaderAt, size int64, dl *deadline) *cursor {
+func newCursor(r io.ReaderAt, size int64, dl *deadline.Deadline) *cursor {
 	return &cursor{r: r, size: size, dl: dl}
 }
 
-func bytesCursor(b []byte, dl *deadline) *cursor {
+func bytesCursor(b []byte, dl *deadline.Deadline) *cursor {
 	return &cursor{buf: b, size: int64(len(b)), dl: dl}
 }
 
@@ -62,7 +63,7 @@ func (c *cursor) peek() (byte, bool) {
 	if c.r == nil || c.err != nil || c.pos < 0 || c.pos >= c.size {
 		return 0, false
 	}
-	if err := c.dl.now(); err != nil {
+	if err := c.dl.Now(); err != nil {
 		c.err = err
 		return 0, false
 	}
@@ -136,15 +137,24 @@ func isRegular(c byte) bool { return !isSpace(c) && !isDelim(c) }
 
 // parser turns bytes into tokens and objects.
 type parser struct {
-	c      *cursor
-	dl     *deadline
-	back   []token // pushed-back tokens, last is next
-	budget int     // tokens left for the current object
-	tmp    []byte
+	c       *cursor
+	dl      *deadline.Deadline
+	back    []token // pushed-back tokens, last is next
+	budget  int     // tokens left for the current object
+	tmp     []byte
+	keepStr int // bytes of each string kept; 0: all
 }
 
-func newParser(c *cursor, dl *deadline) *parser {
-	return &parser{c: c, dl: dl, budget: maxObjectToken}
+func newParser(c *cursor, dl *deadline.Deadline, keepStr int) *parser {
+	return &parser{c: c, dl: dl, budget: maxObjectToken, keepStr: keepStr}
+}
+
+// keep appends a byte of a string unless the string is already as long
+// as the parser keeps them.
+func (p *parser) keep(c byte) {
+	if p.keepStr == 0 || len(p.tmp) < p.keepStr {
+		p.tmp = append(p.tmp, c)
+	}
 }
 
 func (p *parser) seek(pos int64) {
@@ -195,7 +205,7 @@ func (p *parser) next() (token, error) {
 	if p.budget < 0 {
 		return token{}, limitErr("a PDF object at offset %d has more than %d tokens", p.c.pos, maxObjectToken)
 	}
-	if err := p.dl.check(); err != nil {
+	if err := p.dl.Check(); err != nil {
 		return token{}, err
 	}
 	p.skipSpace()
@@ -319,11 +329,7 @@ func (p *parser) name(start int64) (token, error) {
 
 func (p *parser) literalString(start int64) (token, error) {
 	p.tmp = p.tmp[:0]
-	keep := func(c byte) {
-		if len(p.tmp) < maxKeptString {
-			p.tmp = append(p.tmp, c)
-		}
-	}
+	keep := p.keep
 	depth := 1
 	for {
 		c, ok := p.c.next()
@@ -403,16 +409,14 @@ func (p *parser) hexString(start int64) (token, error) {
 			return token{}, p.errAt(start, "bad character %q in hex string", c)
 		}
 		if half {
-			if len(p.tmp) < maxKeptString {
-				p.tmp = append(p.tmp, hi<<4|v)
-			}
+			p.keep(hi<<4 | v)
 		} else {
 			hi = v
 		}
 		half = !half
 	}
-	if half && len(p.tmp) < maxKeptString {
-		p.tmp = append(p.tmp, hi<<4)
+	if half {
+		p.keep(hi << 4)
 	}
 	return token{kind: tString, s: string(p.tmp), pos: start}, nil
 }
