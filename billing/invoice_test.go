@@ -361,3 +361,28 @@ func pdfTotals(t *testing.T, text, currency string) int64 {
 	}
 	return total
 }
+
+// BenchmarkInvoices: the invoices of a period for an account with a
+// 10,000-letter statement run printed in it, read from the store (every
+// letter of the account's mailings is read: see Invoices).
+func BenchmarkInvoices(b *testing.B) {
+	f := testmailroom.New(b, b.TempDir(), time.Now().Add(-72*time.Hour))
+	ids := f.Produce(b, pipeline.Mailing{EPID: "E1", Account: "ABC12345", Title: "Statements", PurchaseOrder: "PO-1"}, letters(10000))
+	at := time.Now().Add(-time.Hour)
+	for _, id := range ids {
+		if _, err := f.MR.MarkBatch(id, pipeline.BatchPrinted, at, "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	b.ResetTimer()
+	for range b.N {
+		invs, err := billing.Invoices(f.Store, billing.InvoiceRequest{Account: "ABC12345", From: at.Add(-time.Hour), To: at.Add(time.Hour), Currency: "AUD"})
+		if err != nil || len(invs) != 1 || len(invs[0].Lines) != 10000 {
+			b.Fatalf("%d invoices, %v", len(invs), err)
+		}
+		if _, err := billing.WriteInvoices(dir, invs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
