@@ -22,7 +22,7 @@ import (
 func TestEndEncrypted(t *testing.T) {
 	r := newRig(t)
 	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("inspect", "testdata", "encrypted", name))
+		b, err := os.ReadFile(filepath.Join("..", "internal", "pdf", "testdata", "encrypted", name))
 		if err != nil {
 			t.Fatal(err)
 		}
