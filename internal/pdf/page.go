@@ -135,8 +135,10 @@ func (d *Reader) filters(s *stream) (filter, parms object) {
 	return fa, pa
 }
 
-// beginPage gives the next page its own time and decoding budget.
+// beginPage gives the next page its own time and decoding budget (and
+// forgets a read error or deadline the file cursor stopped at).
 func (d *Reader) beginPage() {
 	d.dl.Reset(d.lim.Timeout)
 	d.decoded = 0
+	d.p.c.err = nil
 }

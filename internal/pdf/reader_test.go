@@ -125,7 +125,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 // TestEncrypted: documents with an owner password only open and say they
-// are encrypted (their content is read in TestImportEncrypted).
+// are encrypted (their content is read and compared in TestImport).
 func TestEncrypted(t *testing.T) {
 	for _, name := range []string{"plain", "o40", "o128rc4", "o128aes", "o256r5", "o256"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "encrypted", name+".pdf"))

@@ -115,6 +115,25 @@ func (w *Writer) Stream(r Ref, dict []byte, data []byte) {
 	w.id.Write(data)
 }
 
+// streamFrom writes object r as a stream of the n bytes src gives (data
+// already encoded as dict's /Filter says), without holding them.
+func (w *Writer) streamFrom(r Ref, dict []byte, src io.Reader, n int64) {
+	w.begin(r)
+	w.raw("<<")
+	w.rawBytes(dict)
+	w.raw(" /Length ")
+	w.raw(strconv.FormatInt(n, 10))
+	w.raw(" >>\nstream\n")
+	if w.err == nil {
+		m, err := io.CopyN(io.MultiWriter(w.w, w.id), src, n)
+		w.n += m
+		if err != nil {
+			w.err = fmt.Errorf("pdf: copying stream %d: %w", r, err)
+		}
+	}
+	w.raw("\nendstream\nendobj\n")
+}
+
 // ContentStream writes data, compressed when w.Compress, as stream r with
 // the dictionary entries dict.
 func (w *Writer) ContentStream(r Ref, dict []byte, data []byte) {

@@ -74,3 +74,24 @@ func XPS(n int) []byte {
 	zw.Close()
 	return buf.Bytes()
 }
+
+// RichPostScript writes a three-page PostScript document that exercises
+// a PDF converter: A4 text in two fonts with a string that needs escapes,
+// a colour image and filled shapes, and a landscape A4 page.
+func RichPostScript() []byte {
+	var b strings.Builder
+	b.WriteString("%!PS-Adobe-3.0\n%%Pages: 3\n%%EndComments\n")
+	b.WriteString("%%Page: 1 1\n<< /PageSize [595 842] >> setpagedevice\n" +
+		"/Times-Roman findfont 14 scalefont setfont 72 760 moveto (Page one: Times \\(Roman\\) text) show\n" +
+		"/Helvetica-Bold findfont 11 scalefont setfont 72 730 moveto (Helvetica bold, 3/72 Charles St) show\n" +
+		"0 0.4 0.8 setrgbcolor 72 600 200 80 rectfill showpage\n")
+	b.WriteString("%%Page: 2 2\n<< /PageSize [595 842] >> setpagedevice\n" +
+		"/Helvetica findfont 12 scalefont setfont 72 760 moveto (Page two: an image below) show\n" +
+		"gsave 100 400 translate 300 200 scale 4 4 8 [4 0 0 -4 0 4]\n" +
+		"<ff0000 00ff00 0000ff ffff00 00ffff ff00ff 000000 ffffff 808080 ff8000 0080ff 80ff00 400000 004000 000040 c0c0c0>\n" +
+		"false 3 colorimage grestore showpage\n")
+	b.WriteString("%%Page: 3 3\n<< /PageSize [842 595] >> setpagedevice\n" +
+		"/Helvetica findfont 12 scalefont setfont 72 520 moveto (Page three: landscape) show\n" +
+		"1 0 0 setrgbcolor 600 100 150 150 rectfill showpage\n%%EOF\n")
+	return []byte(b.String())
+}

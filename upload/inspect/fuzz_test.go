@@ -1,11 +1,12 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/testenv"
+
 	"github.com/lodge-mail/lodge/internal/testdoc"
 
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -130,7 +131,7 @@ func FuzzPDFPages(f *testing.F) {
 	for _, c := range hostileEncrypt {
 		f.Add(c.pdf())
 	}
-	limitMinimization(f, "2000x")
+	testenv.LimitMinimization(f, "2000x")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := pages(PDF, bytes.NewReader(data), int64(len(data)), fuzzLimits)
 		checkCount(t, n, err)
@@ -147,7 +148,7 @@ func FuzzPSPages(f *testing.F) {
 		"T page 595 842\nT page 612 792\nT error undefined foo\n", "T page 1e308 -1e308\r\nT page NaN Inf\n"} {
 		f.Add([]byte(s))
 	}
-	limitMinimization(f, "2000x")
+	testenv.LimitMinimization(f, "2000x")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := psDSC(bytes.NewReader(data), int64(len(data)), fuzzLimits.WithDefaults(), newDeadline(time.Minute))
 		if err != nil || h.pages == 0 || h.pages < -1 {
@@ -181,7 +182,7 @@ func FuzzXPSPages(f *testing.F) {
 		f.Add([]byte(s))
 		f.Add(partsZip([]byte(s)))
 	}
-	limitMinimization(f, "2000x")
+	testenv.LimitMinimization(f, "2000x")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, pkg := range [][]byte{data, partsZip(data)} {
 			n, err := pages(XPS, bytes.NewReader(pkg), int64(len(pkg)), fuzzLimits)
@@ -200,18 +201,4 @@ func partsZip(data []byte) []byte {
 		es = append(es, rawEntry{name: string(f[i]), data: f[i+1]})
 	}
 	return rawZip(es...)
-}
-
-// limitMinimization bounds how long the fuzzer minimises each new input
-// (-test.fuzzminimizetime, default 60 s) unless the command line sets it:
-// minimising is time not spent finding inputs, and an input that needs a
-// minute to shrink is not worth it. The flag is read when f.Fuzz starts.
-func limitMinimization(f *testing.F, budget string) {
-	set := false
-	flag.Visit(func(fl *flag.Flag) { set = set || fl.Name == "test.fuzzminimizetime" })
-	if fl := flag.Lookup("test.fuzzminimizetime"); fl != nil && !set {
-		if err := fl.Value.Set(budget); err != nil {
-			f.Fatal(err)
-		}
-	}
 }
