@@ -2,5 +2,5 @@
 
 package server
 
-// openFileLimit is unknown here: 0.
-func openFileLimit() uint64 { return 0 }
+// openFiles, the open file limit, is unknown here: 0.
+func openFiles() uint64 { return 0 }

@@ -2,7 +2,14 @@
 
 package server
 
-import "syscall"
+import (
+	"sync"
+	"syscall"
+)
+
+// openFiles is openFileLimit as it was the first time it was asked: the
+// raise is made once, at start (later, an operator's prlimit stands).
+var openFiles = sync.OnceValue(openFileLimit)
 
 // openFileLimit returns the process's limit on open descriptors
 // (RLIMIT_NOFILE), raising its soft limit to the hard one first. Go's

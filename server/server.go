@@ -141,7 +141,7 @@ func (c Config) withDefaults() Config {
 		c.MaxConnsPerIP = 512
 	}
 	if c.MaxConns <= 0 {
-		c.MaxConns = defaultMaxConns(openFileLimit())
+		c.MaxConns = defaultMaxConns(openFiles())
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = 30 * time.Second
@@ -283,25 +283,47 @@ func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig
 // credentials with the 401 challenge, before the client sends the body.
 func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
 	h := &ctx.Request.Header
+	// A refusal's answer is set on ctx.Response here: fasthttp sends it as
+	// it stands (the handler does not run). The connection then closes; a
+	// client that sends the body anyway finds it drained (lingerOnClose).
 	if s.cfg.Upload != nil && upload.IsStreamingPath(h.RequestURI()) {
-		if s.cfg.Upload.DeclaredTooLarge(h) {
+		if s.cfg.Upload.RefuseDeclaredTooLarge(ctx) {
+			lingerOnClose(ctx)
 			return fasthttp.StatusRequestEntityTooLarge
 		}
 		if len(h.Peek(fasthttp.HeaderAuthorization)) == 0 {
 			// no credentials: the challenge before the body, so that a
 			// Digest client (which learns the nonce from it) sends the
 			// body once, authenticated
+			ctx.Error(authMessage(auth.ErrMissing, true)+"\n", fasthttp.StatusUnauthorized)
 			for _, c := range s.authn.UploadChallengeHeaders(false) {
 				ctx.Response.Header.Add("WWW-Authenticate", c)
 			}
+			lingerOnClose(ctx)
 			return fasthttp.StatusUnauthorized
 		}
 		return fasthttp.StatusContinue
 	}
 	if h.ContentLength() > s.cfg.MaxBodyBytes {
+		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
+			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
+		lingerOnClose(ctx)
 		return fasthttp.StatusRequestEntityTooLarge
 	}
 	return fasthttp.StatusContinue
+}
+
+// lingerOnClose has the connection of ctx drain what the client still
+// sends before it closes (conn.lingerOnClose), so that a client sending a
+// body the answer refused reads that answer instead of a reset.
+func lingerOnClose(ctx *fasthttp.RequestCtx) {
+	c := ctx.Conn()
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*conn); ok {
+		lc.lingerOnClose()
+	}
 }
 
 // drainBytes is how much of a refused body is read and dropped so that the
@@ -337,7 +359,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.ready.Store(true)
 	s.log.Info("serving", "https", s.ln.Addr().String(), "plain", addrString(s.plainLn))
-	s.log.Info("connection limits", "max_conns", s.cfg.MaxConns, "max_conns_per_ip", s.cfg.MaxConnsPerIP, "open_files", openFileLimit())
+	s.log.Info("connection limits", "max_conns", s.cfg.MaxConns, "max_conns_per_ip", s.cfg.MaxConnsPerIP, "open_files", openFiles())
 	select {
 	case err := <-errc:
 		s.ready.Store(false)
@@ -397,15 +419,18 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		metrics.WriteProcessMetrics(ctx)
 		return
 	}
-	if bytes.Equal(path, pathRPC) || bytes.Equal(path, pathRPCPublic) {
+	switch {
+	case bytes.Equal(path, pathRPC) || bytes.Equal(path, pathRPCPublic):
 		s.handleRPC(ctx)
-		return
-	}
-	if s.cfg.Upload != nil && upload.IsUploadPath(path) {
+	case s.cfg.Upload != nil && upload.IsUploadPath(path):
 		s.handleUpload(ctx)
-		return
+	default:
+		ctx.Error("not found\n", fasthttp.StatusNotFound)
 	}
-	ctx.Error("not found\n", fasthttp.StatusNotFound)
+	if ctx.Response.ConnectionClose() && ctx.Request.Header.ContentLength() != 0 {
+		// the answer closes the connection with the body perhaps unread
+		lingerOnClose(ctx)
+	}
 }
 
 // handleRPC serves the JSON-RPC endpoint.
@@ -605,6 +630,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
 			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
+		lingerOnClose(ctx)
 	case errors.As(err, &small):
 		ctx.Error("request header fields too large\n", fasthttp.StatusRequestHeaderFieldsTooLarge)
 	default:

@@ -91,27 +91,34 @@ func IsStreamingPath(p []byte) bool {
 	return bytes.HasPrefix(p, pathPut) || bytes.Equal(p, pathMultipart)
 }
 
-// DeclaredTooLarge reports whether a request declares (by Content-Length)
-// a body larger than its path accepts. The server asks before it sends
-// "100 Continue", so a client that waits for it is refused with 413 before
-// it sends a byte of the body rather than finding a closed connection
-// half-way through.
-func (h *Handler) DeclaredTooLarge(hdr *fasthttp.RequestHeader) bool {
-	cl := int64(hdr.ContentLength())
+// RefuseDeclaredTooLarge answers 413 to a request that declares (by
+// Content-Length) a body larger than its path accepts, with the message
+// and in the format the body would have got, and reports whether it did.
+// The server asks before it sends "100 Continue", so a client that waits
+// for it is refused before it sends a byte of the body rather than
+// finding a closed connection half-way through.
+func (h *Handler) RefuseDeclaredTooLarge(ctx *fasthttp.RequestCtx) bool {
+	cl := int64(ctx.Request.Header.ContentLength())
 	if cl < 0 {
 		return false // chunked: counted as it arrives
 	}
-	p := hdr.RequestURI()
+	p := ctx.Request.Header.RequestURI()
 	if i := bytes.IndexByte(p, '?'); i >= 0 {
 		p = p[:i]
 	}
 	switch {
-	case bytes.Equal(p, pathMultipart):
-		return cl > h.cfg.MaxMultipartBytes
-	case bytes.HasPrefix(p, pathPut):
-		return cl > h.store.opt.MaxFileBytes
+	case bytes.Equal(p, pathMultipart) && cl > h.cfg.MaxMultipartBytes:
+		h.refuse(ctx, FormatJSON, rejectTooLarge, fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all; use the standard method for larger mailings", h.cfg.MaxMultipartBytes)
+	case bytes.HasPrefix(p, pathPut) && cl > h.store.opt.MaxFileBytes:
+		_, name, _ := strings.Cut(strings.TrimPrefix(string(ctx.Request.URI().PathOriginal()), string(pathPut)), "/")
+		if n, err := url.PathUnescape(name); err == nil {
+			name = n
+		}
+		h.refuse(ctx, FormatText, rejectTooLarge, fasthttp.StatusRequestEntityTooLarge, "%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)
+	default:
+		return false
 	}
-	return false
+	return true
 }
 
 // Serve answers an authenticated upload request.
