@@ -21,4 +21,24 @@
 // Each batch is a folder in the hot folder (default <data-dir>/print/
 // outbox/<batch>/), written in the work folder, synced, and renamed into
 // place whole, so the print room never sees half a batch.
+//
+// Its batch.pdf holds every letter's pages in print order, all A4, each a
+// page of its document copied by internal/pdf's Importer (not rasterised:
+// each font and image of a document is copied once per batch, and a page
+// several letters share, once): an A4 page as it is (within 3 mm), any
+// other size scaled to fit and centred, a landscape page turned a quarter
+// counter-clockwise (its top on the sheet's left). Then, per letter: an
+// address cover sheet first where Inspect asked for one; the background
+// document's first page (the letterhead) behind the letter's first page,
+// or behind all its pages (BackgroundPages "all"), never behind
+// attachments, which follow the letter's pages in their order; the
+// address of an unaddressed letter set in its envelope's window on white
+// (Helvetica 10 pt, smaller down to 6 pt for a long line); in duplex, a
+// blank back after an odd page count, so that each letter starts on a
+// front; on the front of every sheet, 6 mm from the bottom-left corner
+// (outside any window), a Data Matrix on white reading
+// "EPID/letter/sheet/sheets" (SheetCode); and for a mono batch, a mid grey
+// over each page in the Saturation blend mode, which keeps every colour's
+// luminosity and drops its hue. A letter whose pages or sheets come out
+// other than Inspect counted fails the batch (its documents changed).
 package production

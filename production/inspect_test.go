@@ -1,7 +1,6 @@
 package production
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lodge-mail/lodge/internal/pdf"
+	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
 	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/pipeline"
 )
@@ -52,29 +51,29 @@ func TestSheetsAndPostcode(t *testing.T) {
 // default window (or none, for an empty string) and some body text.
 func letterPDF(t *testing.T, dir, name string, addresses ...string) pipeline.File {
 	t.Helper()
-	var buf bytes.Buffer
-	w := pdf.NewWriter(&buf)
-	var c pdf.Content
-	for _, a := range addresses {
-		c.Reset()
-		y := 297 - 55.0
-		for _, line := range strings.Split(a, "\n") {
-			if line != "" {
-				c.Text(pdf.Helvetica, 10, 25*mm, y*mm, line)
-			}
-			y -= 5
+	pages := make([]mailpdf.Page, len(addresses))
+	for i, a := range addresses {
+		pages[i].Text = "Dear customer, your statement is below."
+		if a != "" {
+			pages[i].Address = strings.Split(a, "\n")
 		}
-		c.Text(pdf.Helvetica, 10, 25*mm, 150*mm, "Dear customer, your statement is below.")
-		w.AddPage(a4W, a4H, &c)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return writeDoc(t, dir, name, pages...)
+}
+
+// writeDoc writes a PDF of the pages given as a mailing's document.
+func writeDoc(t *testing.T, dir, name string, pages ...mailpdf.Page) pipeline.File {
+	t.Helper()
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	f, err := os.Create(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.File{Name: name, Kind: "pdf", Path: path, Pages: len(addresses)}
+	defer f.Close()
+	if err := mailpdf.Pages(f, pages...); err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.File{Name: name, Kind: "pdf", Path: path, Pages: len(pages)}
 }
 
 // TestInspect reads the windows of real PDFs with pdftotext: a matching

@@ -8,9 +8,10 @@ import (
 )
 
 // DataMatrix draws a Data Matrix (ECC 200) symbol of text with its
-// lower-left corner at (x, y), each module module points wide, in black,
-// and returns the symbol's width and height in points. The two-module
-// quiet zone around it is the caller's to keep clear.
+// lower-left corner at (x, y), each module module points wide, in black
+// on a white quiet zone two modules wide (so that it reads over whatever
+// the page has there), and returns the symbol's width and height in
+// points, quiet zone not included.
 func (c *Content) DataMatrix(text string, x, y, module float64) (w, h float64, err error) {
 	code, err := datamatrix.Encode(text)
 	if err != nil {
@@ -19,6 +20,9 @@ func (c *Content) DataMatrix(text string, x, y, module float64) (w, h float64, e
 	b := code.Bounds()
 	cols, rows := b.Dx(), b.Dy()
 	c.Save()
+	c.Gray(1)
+	c.Rect(x-2*module, y-2*module, float64(cols+4)*module, float64(rows+4)*module)
+	c.Fill()
 	c.Gray(0)
 	for row := 0; row < rows; row++ {
 		// image rows run top down; PDF y up

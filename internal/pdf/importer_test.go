@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/lodge-mail/lodge/internal/testdoc"
+	"github.com/lodge-mail/lodge/internal/testdoc/readback"
 	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
@@ -103,66 +102,6 @@ func imported(t testing.TB, src []byte, pages ...int) []byte {
 	return out.Bytes()
 }
 
-// tools are the second readers the tests compare with.
-type tools struct{ qpdf, pdftotext, pdftoppm string }
-
-func needTools(t *testing.T) tools {
-	return tools{testenv.Tool(t, "qpdf"), testenv.Tool(t, "pdftotext"), testenv.Tool(t, "pdftoppm")}
-}
-
-func (tl tools) check(t *testing.T, path string) {
-	t.Helper()
-	if out, err := exec.Command(tl.qpdf, "--check", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "No syntax or stream encoding errors") {
-		t.Fatalf("qpdf --check %s: %v\n%s", filepath.Base(path), err, out)
-	}
-}
-
-func (tl tools) text(t *testing.T, path string, page int) string {
-	t.Helper()
-	p := fmt.Sprint(page + 1)
-	out, err := exec.Command(tl.pdftotext, "-f", p, "-l", p, path, "-").Output()
-	if err != nil {
-		t.Fatalf("pdftotext %s page %s: %v", filepath.Base(path), p, err)
-	}
-	return string(out)
-}
-
-func (tl tools) render(t *testing.T, path string, page int) image.Image {
-	t.Helper()
-	p := fmt.Sprint(page + 1)
-	out, err := exec.Command(tl.pdftoppm, "-f", p, "-l", p, "-r", "36", "-cropbox", "-png", "-singlefile", path).Output()
-	if err != nil {
-		t.Fatalf("pdftoppm %s page %s: %v", filepath.Base(path), p, err)
-	}
-	img, err := png.Decode(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
-
-// differ returns how many pixels of a and b differ by more than a quarter
-// of the range in a channel, or -1 when their sizes differ.
-func differ(a, b image.Image) int {
-	if a.Bounds().Size() != b.Bounds().Size() {
-		return -1
-	}
-	n := 0
-	ab, bb := a.Bounds(), b.Bounds()
-	for y := 0; y < ab.Dy(); y++ {
-		for x := 0; x < ab.Dx(); x++ {
-			r1, g1, b1, _ := a.At(ab.Min.X+x, ab.Min.Y+y).RGBA()
-			r2, g2, b2, _ := b.At(bb.Min.X+x, bb.Min.Y+y).RGBA()
-			if far(r1, r2) || far(g1, g2) || far(b1, b2) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func far(a, b uint32) bool { return a > b+0x4000 || b > a+0x4000 }
-
 // writeTemp writes data to a file of the test's temporary folder.
 func writeTemp(t *testing.T, name string, data []byte) string {
 	t.Helper()
@@ -178,8 +117,8 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 // structure, pdftotext must read the same text, and pdftoppm must render
 // the same pixels (a few may differ where anti-aliasing falls otherwise).
 func TestImport(t *testing.T) {
-	tl := needTools(t)
 	gs := testenv.Tool(t, "gs")
+	qpdf := testenv.Tool(t, "qpdf")
 	dir := t.TempDir()
 	ps := filepath.Join(dir, "rich.ps")
 	if err := os.WriteFile(ps, testdoc.RichPostScript(), 0o644); err != nil {
@@ -193,7 +132,7 @@ func TestImport(t *testing.T) {
 	qpdfOut := func(name, src string, args ...string) string {
 		out := filepath.Join(dir, name)
 		cmd := append(append([]string{"--allow-weak-crypto"}, args...), "--", src, out)
-		if b, err := exec.Command(tl.qpdf, cmd...).CombinedOutput(); err != nil {
+		if b, err := exec.Command(qpdf, cmd...).CombinedOutput(); err != nil {
 			t.Fatalf("qpdf %q: %v\n%s", cmd, err, b)
 		}
 		return out
@@ -221,14 +160,14 @@ func TestImport(t *testing.T) {
 			pages[i] = i
 		}
 		out := writeTemp(t, "imported-"+filepath.Base(src), imported(t, data, pages...))
-		tl.check(t, out)
-		for i := range pages {
-			want, got := tl.text(t, src, i), tl.text(t, out, i)
+		readback.Check(t, out)
+		for i := 1; i <= len(pages); i++ {
+			want, got := readback.Text(t, src, i), readback.Text(t, out, i)
 			if got != want || strings.TrimSpace(want) == "" {
-				t.Errorf("%s page %d: text %q, source has %q", filepath.Base(src), i+1, got, want)
+				t.Errorf("%s page %d: text %q, source has %q", filepath.Base(src), i, got, want)
 			}
-			if n := differ(tl.render(t, src, i), tl.render(t, out, i)); n < 0 || n > 20 {
-				t.Errorf("%s page %d: %d pixels differ from the source's rendering (-1: sizes)", filepath.Base(src), i+1, n)
+			if n, err := readback.Differ(readback.Render(t, src, i, 36), readback.Render(t, out, i, 36)); err != nil || n > 20 {
+				t.Errorf("%s page %d: %d pixels differ from the source's rendering, %v", filepath.Base(src), i, n, err)
 			}
 		}
 	}

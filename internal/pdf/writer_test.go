@@ -2,14 +2,12 @@ package pdf
 
 import (
 	"bytes"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lodge-mail/lodge/internal/testenv"
+	"github.com/lodge-mail/lodge/internal/testdoc/readback"
 )
 
 const mm = 72 / 25.4
@@ -58,7 +56,7 @@ func TestFontWidth(t *testing.T) {
 }
 
 // writeSample writes a two-page PDF: text in the three fonts, a Data
-// Matrix on page 1 and a red rectangle greyed by the saturation blend on
+// Matrix over a dark area on page 1 and a red rectangle greyed by the saturation blend on
 // page 2.
 func writeSample(t *testing.T) string {
 	t.Helper()
@@ -68,6 +66,9 @@ func writeSample(t *testing.T) string {
 	c.Text(Helvetica, 11, 25*mm, 250*mm, "Jo Citizen")
 	c.Text(HelveticaBold, 11, 25*mm, 245*mm, "3/72 Charles St (rear) – St Kilda")
 	c.Text(Courier, 9, 25*mm, 240*mm, `ST KILDA VIC 3182 \ Müller`)
+	c.Gray(0) // a black area under the code: its quiet zone is white
+	c.Rect(0, 0, 60*mm, 60*mm)
+	c.Fill()
 	if _, _, err := c.DataMatrix("2JWM49JYMXWV2PGYX8TRBGJ847JK/000007/1/2", 10*mm, 10*mm, 0.5*mm); err != nil {
 		t.Fatal(err)
 	}
@@ -97,35 +98,18 @@ func writeSample(t *testing.T) string {
 // checks its structure, pdftotext its text, pdftoppm renders it so that
 // dmtxread decodes the code and a pixel shows the blend.
 func TestWriterReadBack(t *testing.T) {
-	qpdf := testenv.Tool(t, "qpdf")
-	pdftotext := testenv.Tool(t, "pdftotext")
-	pdftoppm := testenv.Tool(t, "pdftoppm")
-	dmtxread := testenv.Tool(t, "dmtxread")
 	path := writeSample(t)
-	if out, err := exec.Command(qpdf, "--check", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "No syntax or stream encoding errors") {
-		t.Fatalf("qpdf --check: %v\n%s", err, out)
-	}
-	out, err := exec.Command(pdftotext, "-f", "1", "-l", "1", "-layout", path, "-").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	readback.Check(t, path)
+	out := readback.Text(t, path, 1)
 	for _, want := range []string{"Jo Citizen", "3/72 Charles St (rear) – St Kilda", `ST KILDA VIC 3182 \ Müller`} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Fatalf("pdftotext lacks %q:\n%s", want, out)
 		}
 	}
-	dir := t.TempDir()
-	if out, err := exec.Command(pdftoppm, "-r", "150", "-png", path, filepath.Join(dir, "p")).CombinedOutput(); err != nil {
-		t.Fatalf("pdftoppm: %v\n%s", err, out)
-	}
-	got, err := exec.Command(dmtxread, "-n", "-m", "5000", filepath.Join(dir, "p-1.png")).Output()
-	if err != nil {
-		t.Fatalf("dmtxread: %v", err)
-	}
-	if strings.TrimSpace(string(got)) != "2JWM49JYMXWV2PGYX8TRBGJ847JK/000007/1/2" {
+	if got := readback.DataMatrix(t, readback.Render(t, path, 1, 150)); got != "2JWM49JYMXWV2PGYX8TRBGJ847JK/000007/1/2" {
 		t.Fatalf("decoded %q", got)
 	}
-	r, g, b := pixel(t, filepath.Join(dir, "p-2.png"), 100, 100)
+	r, g, b := readback.Pixel(readback.Render(t, path, 2, 150), 100, 100)
 	if r != g || g != b || r < 40 || r > 120 {
 		t.Fatalf("page 2 pixel %d,%d,%d: want the red's luminosity as grey", r, g, b)
 	}
@@ -156,20 +140,4 @@ func TestWriterErrors(t *testing.T) {
 		w.AddPage(100, 100, &Content{})
 		w.Object(99, []byte("1"))
 	})
-}
-
-// pixel returns the 8-bit colour of a pixel of a PNG.
-func pixel(t *testing.T, path string, x, y int) (r, g, b uint8) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr, cg, cb, _ := img.At(x, y).RGBA()
-	return uint8(cr >> 8), uint8(cg >> 8), uint8(cb >> 8)
 }
