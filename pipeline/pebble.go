@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -49,6 +50,7 @@ const (
 type PebbleStore struct {
 	db     *pebble.DB
 	own    bool // db opened by OpenPebble: closed by Close
+	closed atomic.Bool
 	locks  [256]sync.Mutex
 	mu     sync.Mutex        // guards leases and next
 	leases map[string]uint64 // job key → lease
@@ -80,12 +82,13 @@ func (quietLogger) Fatalf(format string, args ...interface{}) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-// Close closes the database when the store opened it.
+// Close closes the database when the store opened it; closing again does
+// nothing.
 func (s *PebbleStore) Close() error {
-	if s.own {
-		return s.db.Close()
+	if !s.own || s.closed.Swap(true) {
+		return nil
 	}
-	return nil
+	return s.db.Close()
 }
 
 func letterKey(epid string, idx int) string { return fmt.Sprintf("%s%s/%08d", pfxLetter, epid, idx) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/upload/inspect"
 	"github.com/lodge-mail/lodge/upload/metadata"
 )
@@ -135,7 +136,12 @@ func newBenchRig(b *testing.B) *benchRig {
 	b.Cleanup(func() { s.Close() })
 	r := &benchRig{s: s, eng: e, pdf: benchStatementPDF(benchPages)}
 	r.meta, _ = benchStatementMeta(b, benchLetters)
-	r.l = NewLodger(s, e, LodgerConfig{InProcess: true, Host: "bench"}, benchLog)
+	ms, err := pipeline.OpenPebble(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ms.Close() })
+	r.l = NewLodger(s, e, pipeline.New(ms, nil, pipeline.Config{}, benchLog), LodgerConfig{InProcess: true, Host: "bench"}, benchLog)
 	return r
 }
 
@@ -217,23 +223,6 @@ func BenchmarkEndStatement(b *testing.B) {
 		}
 		b.ReportMetric(float64(benchLetters*b.N)/b.Elapsed().Seconds(), "addresses/s")
 	})
-}
-
-// BenchmarkLodgeStatement: the lodgement worker's pass over a mailing of
-// 10,000 letters (hold or lodge each, one synced batch).
-func BenchmarkLodgeStatement(b *testing.B) {
-	r := newBenchRig(b)
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		ss, files := r.session(b)
-		r.end(b, ss, files)
-		b.StartTimer()
-		n, err := r.l.RunOnce()
-		if err != nil || n != 1 {
-			b.Fatalf("lodged %d mailings: %v", n, err)
-		}
-	}
-	b.ReportMetric(float64(benchLetters*b.N)/b.Elapsed().Seconds(), "letters/s")
 }
 
 // BenchmarkPutFile: Store.PutFile of a 256 MiB document from memory, the

@@ -1,5 +1,5 @@
 // Package upload is lodge's mail upload interface: sessions, file intake,
-// metadata, mailing assembly and lodgement (sections 1 to 8 of
+// metadata and mailing assembly (sections 1 to 8 of
 // ../shared/spec/mail-upload-address-check.md, response layouts as in
 // ../shared/docs/service-compat.md).
 //
@@ -14,10 +14,13 @@
 // made, before any record points into it. A crash at any point leaves
 // either the old record with its old blob or the new record with its new
 // blob; blobs without records are removed when the store opens.
-// end_session commits the mailing, its letters and a lodgement job in one
-// synced batch; the lodgement worker commits each job's results together
-// with the job's removal, so a restart resumes exactly the jobs not yet
-// done.
+// end_session hands the mailing and its letters to the mailroom (package
+// pipeline: one durable commit there), then marks the session ended (one
+// here); a crash between the two is finished by the next end_session of
+// the session, which finds the mailing recorded and answers as before.
+// From then on the letters, their statuses and their production are the
+// mailroom's; this package keeps the session, its files and their bytes
+// until the mailroom says they are no longer needed (Options.Keep).
 //
 // # Lifecycle and retention
 //
@@ -48,11 +51,6 @@
 //
 //	session/<epid>                Session
 //	file/<epid>/<name>            File (name as uploaded, case kept)
-//	pack/<epid>                   Pack: the mailing of an ended session
-//	letter/<epid>/<idx:%06d>      Letter
-//	job/<queued:%016x><epid>      a lodgement job (the epid); queued is Unix nanoseconds
-//	auto/<epid>                   a mailing queued for the auto processor
-//	ref/<account>/<reference>/<epid>/<idx:%06d>   letters by reference
 //	acct/<account>/<^created:%016x>/<epid>         sessions by account (the epid),
 //	                              newest first: ^created is the bitwise NOT of the
 //	                              creation time in Unix nanoseconds; written in the

@@ -425,8 +425,8 @@ func TestEndSession(t *testing.T) {
 	}
 	f(e+"text?session_id="+epid, "ABC12345", 200, "result: ok\nstatus: received\n")
 	f(e+"json?session_id="+epid, "XYZ99999", 403, "another account")
-	if j := w.jobs(); len(j) != 1 {
-		t.Errorf("jobs %v, want one", j)
+	if j := w.jobs(epid); len(j) != 1 {
+		t.Errorf("jobs %v, want the mailroom's check, once", j)
 	}
 	// an expired session is gone
 	exp := w.newSession()

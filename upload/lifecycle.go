@@ -179,8 +179,9 @@ func (s *Store) removeBlobs(epid string) error {
 // the mailings that ended more than Options.Retention ago, and returns how
 // many mailings it purged. This is the store's one retention policy: the
 // session, file, mailing and letter records stay, the session marked
-// Purged; a mailing whose lodgement job is still queued keeps its
-// documents until the job is done. It reads only the mailings due.
+// Purged; a mailing that Options.Keep says is still being produced keeps
+// its documents (the mailroom purges them itself, PurgeMailing). It reads
+// only the mailings due.
 func (s *Store) PurgeDocuments() (int, error) {
 	now := s.opt.Now()
 	cutoff := now.Add(-s.opt.Retention)
@@ -201,11 +202,27 @@ func (s *Store) PurgeDocuments() (int, error) {
 	return n, nil
 }
 
+// PurgeMailing deletes an ended mailing's documents now (the mailroom's
+// retention, once its letters are produced); its records stay. A mailing
+// already purged, or a session not ended, is left as it is.
+func (s *Store) PurgeMailing(epid string) error {
+	now := s.opt.Now()
+	_, err := s.purgeIf(epid, now, func(Session) bool { return true })
+	return err
+}
+
 // purge deletes one ended mailing's documents under its session's lock
 // if it ended before cutoff. The blobs go first, then the session record
 // says so (and leaves the kept/ index): a crash in between leaves the
 // mailing in the index, and the next pass finishes.
 func (s *Store) purge(epid string, cutoff, now time.Time) (bool, error) {
+	if s.opt.Keep != nil && s.opt.Keep(epid) {
+		return false, nil // the mailroom still needs them
+	}
+	return s.purgeIf(epid, now, func(ss Session) bool { return ss.Ended.Before(cutoff) })
+}
+
+func (s *Store) purgeIf(epid string, now time.Time, due func(Session) bool) (bool, error) {
 	mu := s.lock(epid)
 	mu.Lock()
 	defer mu.Unlock()
@@ -213,15 +230,8 @@ func (s *Store) purge(epid string, cutoff, now time.Time) (bool, error) {
 	if err := s.get(sessionPrefix+epid, &ss); err != nil {
 		return false, err
 	}
-	if ss.State != StateEnded || !ss.Purged.IsZero() || !ss.Ended.Before(cutoff) {
+	if ss.State != StateEnded || !ss.Purged.IsZero() || !due(ss) {
 		return false, nil
-	}
-	p, err := s.Pack(epid)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return false, err
-	}
-	if p.Status == PackReceived {
-		return false, nil // not lodged yet
 	}
 	if err := os.RemoveAll(filepath.Join(s.dir, "blobs", epid)); err != nil {
 		return false, err

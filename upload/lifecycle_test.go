@@ -64,9 +64,7 @@ func TestSessionIndexes(t *testing.T) {
 		t.Fatalf("sweep: %d expired, %d purged, %v", exp, purged, err)
 	}
 	check("expired", []string{d.EPID}, []string{a.EPID})
-	if _, err := r.l.RunOnce(); err != nil {
-		t.Fatal(err)
-	}
+	r.keep = func(string) bool { return false } // the mailroom is done with it
 	r.c.Add(24 * time.Hour)
 	if _, purged, err := r.s.Sweep(); purged != 1 || err != nil {
 		t.Fatalf("sweep: %d purged, %v", purged, err)
@@ -89,27 +87,23 @@ func TestSessionIndexes(t *testing.T) {
 }
 
 // TestRetention: an ended mailing's documents are deleted once the
-// retention period after its end is over, and not before; its records
-// (session, files, mailing, letters) stay. A mailing whose lodgement job
-// is still queued keeps its documents until the job is done. Open
+// retention period after its end is over, and not before, unless the
+// mailroom still needs them (Options.Keep); their records stay.
+// PurgeMailing deletes them at once (the mailroom's own retention). Open
 // sessions are not touched.
 func TestRetention(t *testing.T) {
 	r := newRig(t)
 	r.s.opt.Retention = 48 * time.Hour
-	lodged := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
-	if _, err := r.l.RunOnce(); err != nil {
-		t.Fatal(err)
-	}
-	queued := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne)) // its job is not run yet
+	done := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
+	needed := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
 	auto := r.mailing("a.pdf", pdfPages(1))
+	now := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
+	stillNeeded := map[string]bool{needed.EPID: true, now.EPID: true}
+	r.keep = func(epid string) bool { return stillNeeded[epid] }
 	r.c.Add(47 * time.Hour)
 	open := r.session("o.pdf", pdfPages(1))
 	if n, err := r.s.PurgeDocuments(); n != 0 || err != nil {
 		t.Fatalf("within the retention period: purged %d, %v", n, err)
-	}
-	r.c.Add(time.Hour + time.Minute)
-	if n, err := r.s.PurgeDocuments(); n != 2 || err != nil {
-		t.Fatalf("purged %d, %v; want 2 (the lodged and the auto mailing)", n, err)
 	}
 	gone := func(ss Session, want bool) {
 		t.Helper()
@@ -118,34 +112,42 @@ func TestRetention(t *testing.T) {
 			t.Errorf("%s: blob directory gone %v, want %v", ss.EPID, os.IsNotExist(err), want)
 		}
 	}
-	gone(lodged, true)
+	// the mailroom's purge does not wait
+	if err := r.s.PurgeMailing(now.EPID); err != nil {
+		t.Fatal(err)
+	}
+	gone(now, true)
+	if err := r.s.PurgeMailing(open.EPID); err != nil {
+		t.Fatal(err)
+	}
+	gone(open, false) // not ended: not a mailing
+	r.c.Add(time.Hour + time.Minute)
+	if n, err := r.s.PurgeDocuments(); n != 2 || err != nil {
+		t.Fatalf("purged %d, %v; want 2 (the done and the auto mailing)", n, err)
+	}
+	gone(done, true)
 	gone(auto, true)
-	gone(queued, false)
+	gone(needed, false)
 	gone(open, false)
 	checkBlobs(t, r.s, open.EPID)
-	checkBlobs(t, r.s, queued.EPID)
+	checkBlobs(t, r.s, needed.EPID)
 	// the records stay
-	ss, err := r.s.Session(lodged.EPID)
+	ss, err := r.s.Session(done.EPID)
 	if err != nil || ss.State != StateEnded || ss.Result == nil || !ss.Purged.Equal(r.c.Now()) {
 		t.Errorf("session %+v, %v", ss, err)
 	}
-	if files, _ := r.s.Files(lodged.EPID); len(files) != 2 {
+	if files, _ := r.s.Files(done.EPID); len(files) != 2 {
 		t.Errorf("file records %v", files)
 	}
-	if p, err := r.s.Pack(lodged.EPID); err != nil || p.Status != PackProcessed {
-		t.Errorf("mailing %+v, %v", p, err)
-	}
-	if ls := r.letters(lodged.EPID); len(ls) != 1 || ls[0].Status != LetterLodged {
+	if ls := r.letters(done.EPID); len(ls) != 1 {
 		t.Errorf("letters %+v", ls)
 	}
-	// the queued mailing's documents go once it is lodged
-	if _, err := r.l.RunOnce(); err != nil {
-		t.Fatal(err)
-	}
+	// the needed mailing's documents go once the mailroom is done
+	delete(stillNeeded, needed.EPID)
 	if n, err := r.s.PurgeDocuments(); n != 1 || err != nil {
-		t.Fatalf("after lodgement: purged %d, %v; want 1", n, err)
+		t.Fatalf("once not needed: purged %d, %v; want 1", n, err)
 	}
-	gone(queued, true)
+	gone(needed, true)
 	if n, err := r.s.PurgeDocuments(); n != 0 || err != nil {
 		t.Errorf("again: purged %d, %v", n, err)
 	}
@@ -211,9 +213,7 @@ func TestOpenBuildsIndexes(t *testing.T) {
 	r := newRig(t)
 	r.s.opt.Retention = 48 * time.Hour
 	ended := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
-	if _, err := r.l.RunOnce(); err != nil {
-		t.Fatal(err)
-	}
+	r.keep = func(string) bool { return false } // the mailroom is done with it
 	open := r.session("a.pdf", pdfPages(1))
 	expired := r.session("a.pdf", pdfPages(1))
 	if err := r.s.Abandon(expired.EPID, ""); err != nil {
@@ -229,6 +229,7 @@ func TestOpenBuildsIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeStore(r.s)
+	r.ms.Close()
 	// and leftovers anywhere, which start-up used to find by reading
 	// every directory
 	junk := filepath.Join(r.dir, "blobs", "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZ")

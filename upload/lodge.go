@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/upload/inspect"
 	"github.com/lodge-mail/lodge/upload/metadata"
 )
@@ -26,47 +28,61 @@ type LodgerConfig struct {
 	// The default isolates document parsing: a hostile document can at
 	// worst kill the child.
 	InProcess bool
-	// PollInterval is how often the worker looks for jobs it was not told
-	// about (default 5 s); end_session wakes it at once.
-	PollInterval time.Duration
-	Host         string
+	Host      string
 	// ProfileDir holds the accounts' profiles (see profiles.go); empty for
 	// none.
 	ProfileDir string
 }
 
-// Lodger assembles mailings from ended sessions and lodges them: it is the
-// upload handler's Assembler and runs the lodgement worker.
+// Mailroom takes the mailings end_session accepts and produces them
+// (package pipeline's Mailroom): from then on it owns the mailing's
+// letters and their statuses.
+type Mailroom interface {
+	// Submit records a mailing and its letters; pipeline.ErrExists when
+	// it was recorded before (an end_session repeated after a crash).
+	Submit(m pipeline.Mailing, letters []pipeline.Letter) error
+	// Holds says which letters Submit will hold, and why.
+	Holds(m *pipeline.Mailing, letters []pipeline.Letter) map[int]string
+	Store() pipeline.Store
+}
+
+// Lodger assembles mailings from ended sessions and hands them to the
+// mailroom: it is the upload handler's Assembler.
 type Lodger struct {
 	store *Store
 	eng   *engine.Engine
+	mr    Mailroom
 	cfg   LodgerConfig
 	log   *slog.Logger
-	wake  chan struct{}
 	files func(epid string, files []File) []EndFile
 }
 
-// NewLodger returns a Lodger judging addresses with eng.
-func NewLodger(store *Store, eng *engine.Engine, cfg LodgerConfig, log *slog.Logger) *Lodger {
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 5 * time.Second
-	}
+// NewLodger returns a Lodger judging addresses with eng and handing
+// mailings to mr.
+func NewLodger(store *Store, eng *engine.Engine, mr Mailroom, cfg LodgerConfig, log *slog.Logger) *Lodger {
 	if cfg.Host == "" {
 		cfg.Host, _ = os.Hostname()
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	l := &Lodger{store: store, eng: eng, cfg: cfg, log: log, wake: make(chan struct{}, 1)}
+	l := &Lodger{store: store, eng: eng, mr: mr, cfg: cfg, log: log}
 	h := &Handler{cfg: Config{Host: cfg.Host}}
 	l.files = h.EndFiles
 	return l
 }
 
 // End validates a session's files and metadata and, when nothing is wrong,
-// commits the mailing, its letters and a lodgement job in one synced batch
-// and ends the session. The caller holds the session's lock.
+// hands the mailing and its letters to the mailroom and ends the session.
+// A session whose mailing the mailroom already has (a crash came between
+// the two) is ended with the answer recorded then. The caller holds the
+// session's lock.
 func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
+	if m, err := l.mr.Store().Mailing(ss.EPID); err == nil {
+		return l.resume(ss, m)
+	} else if !errors.Is(err, pipeline.ErrNotFound) {
+		return EndResult{}, err
+	}
 	res := EndResult{SessionID: ss.EPID}
 	var probs []string
 	reject := func() (EndResult, error) {
@@ -98,16 +114,17 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 	var infos metadata.Files
 	var sizeWarns []string // pages not A4, document by document
 	changed := map[string]File{}
-	for _, f := range files {
+	for i := range files {
+		f := &files[i] // counted pages are kept in files for commit
 		switch f.Kind {
 		case "json", "xml":
-			meta = append(meta, f)
+			meta = append(meta, *f)
 			continue
 		case "zip":
 			continue
 		}
 		if f.Pages == 0 {
-			d, err := l.inspect(ss.EPID, f)
+			d, err := l.inspect(ss.EPID, *f)
 			if errors.Is(err, inspect.ErrBusy) || errors.Is(err, inspect.ErrNoGhostscript) {
 				// nothing wrong with the files: 503 (retry later) or 500
 				// (the operator must install Ghostscript)
@@ -119,7 +136,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 			}
 			f.Pages = d.Pages
 			f.PageSizes = strings.Join(pageSizeWarnings(f.Name, d), "\n")
-			changed[f.Name] = f
+			changed[f.Name] = *f
 		}
 		if f.PageSizes != "" {
 			sizeWarns = append(sizeWarns, strings.Split(f.PageSizes, "\n")...)
@@ -300,42 +317,49 @@ func (l *Lodger) inspect(epid string, f File) (inspect.Document, error) {
 	return inspect.Inspect(kind, fh, f.Size, l.cfg.Inspect)
 }
 
-// commit records the mailing and ends the session.
+// commit hands the mailing to the mailroom and ends the session: first
+// the mailroom records the mailing and its letters (one durable commit),
+// then the session is marked ended (another). A crash between the two
+// leaves the session open with its mailing recorded; the next
+// end_session finds the mailing and finishes (resume).
 func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pack, plan []metadata.PlannedLetter, warns []string) (EndResult, error) {
 	now := l.store.opt.Now().UTC()
-	p := Pack{EPID: ss.EPID, Account: ss.Account, User: ss.User, Created: now, Status: PackReceived}
-	if len(meta) == 1 {
-		p.Metadata = meta[0].Name
+	by := ss.EndedBy
+	if by == "" {
+		by = ss.User
 	}
+	m := pipeline.Mailing{EPID: ss.EPID, Account: ss.Account, User: by, Created: now}
 	if pack != nil {
+		m.Title, m.Department, m.PurchaseOrder = deref(pack.Title), deref(pack.Department), deref(pack.PurchaseOrder)
 		if pack.CustHold != nil {
-			p.CustHold = *pack.CustHold
+			m.CustHold = *pack.CustHold
 		}
-		if pack.Title != nil {
-			p.Title = *pack.Title
-		}
-		p.Settings, _ = json.Marshal(pack)
+		m.Settings, _ = json.Marshal(pack)
+		m.Production = production(pack)
+	} else {
+		m.Production = production(&metadata.Pack{})
 	}
 	auto := pack == nil || !pack.HasLetters()
+	m.Auto = auto
+	status := PackReceived
 	if auto {
-		p.Status = PackQueuedAuto
+		status = PackQueuedAuto
 	}
 	used := map[string]int{}
-	for _, m := range meta {
-		used[m.Name] = IntentMetadata
+	for _, f := range meta {
+		used[f.Name] = IntentMetadata
 	}
-	letters := make([]Letter, 0, len(plan))
+	letters := make([]pipeline.Letter, 0, len(plan))
 	var lines [engine.MaxComponents + 2]string
 	for i, pl := range plan {
-		lt := Letter{EPID: ss.EPID, Account: ss.Account, Idx: i, Reference: pl.Reference, Status: LetterReceived,
-			Transport: pl.Channels, Email: pl.Email, SMS: pl.SMS, Fax: pl.Fax, Received: now}
+		lt := pipeline.Letter{Idx: i, Reference: pl.Reference, Channels: pl.Channels, Email: pl.Email, SMS: pl.SMS, Fax: pl.Fax}
 		if len(pl.Postal) > 0 {
 			lt.Postal = pl.Postal
 			r := l.eng.Check(append(lines[:0], pl.Postal...), false)
-			lt.Address = &Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
+			lt.Address = &pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
 		}
 		for _, d := range pl.Documents {
-			lt.Documents = append(lt.Documents, DocPart{File: d.Name, PageStart: d.PageStart, PageEnd: d.PageEnd, Attachment: d.Attachment})
+			lt.Documents = append(lt.Documents, pipeline.DocPart{File: d.Name, PageStart: d.PageStart, PageEnd: d.PageEnd, Attachment: d.Attachment})
 			if d.Attachment {
 				used[d.Name] = IntentAttachment
 			} else if used[d.Name] != IntentAttachment {
@@ -344,8 +368,29 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 		}
 		letters = append(letters, lt)
 	}
-	p.Letters = len(letters)
-	res := EndResult{SessionID: ss.EPID, Result: "ok", Status: p.Status, Errs: []string{}, Warnings: warns}
+	for _, f := range files {
+		switch f.Kind {
+		case "pdf", "ps", "xps":
+			path, err := filepath.Abs(l.store.BlobPath(ss.EPID, f))
+			if err != nil {
+				return EndResult{}, err
+			}
+			m.Files = append(m.Files, pipeline.File{Name: f.Name, Kind: f.Kind, Path: path, Pages: f.Pages, SHA1: f.SHA1})
+		}
+	}
+	// which letters will be held, and why: told now, so that the client
+	// need not poll to find out
+	holds := l.mr.Holds(&m, letters)
+	for i := range letters {
+		if why, ok := holds[i]; ok {
+			name := fmt.Sprintf("letters[%d]", i)
+			if r := letters[i].Reference; r != "" {
+				name += fmt.Sprintf(" (reference %q)", r)
+			}
+			warns = append(warns, name+": will be held: "+why)
+		}
+	}
+	res := EndResult{SessionID: ss.EPID, Result: "ok", Status: status, Errs: []string{}, Warnings: warns}
 	for i := range files {
 		switch {
 		case files[i].Intent == IntentArchive:
@@ -358,24 +403,11 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 		}
 	}
 	res.Files = l.files(ss.EPID, files)
-	ss.State, ss.Ended, ss.Result = StateEnded, now, &res
-	err := l.store.Update(func(t *Tx) error {
-		for _, f := range files {
-			t.PutFile(ss.EPID, f)
-		}
-		t.PutPack(p)
-		for _, lt := range letters {
-			t.PutLetter(lt)
-		}
-		if auto {
-			t.AddAuto(ss.EPID)
-		} else {
-			t.AddJob(ss.EPID, now)
-		}
-		t.PutSession(ss)
-		return nil
-	})
-	if err != nil {
+	m.Result, _ = json.Marshal(res)
+	if err := l.mr.Submit(m, letters); err != nil && !errors.Is(err, pipeline.ErrExists) {
+		return EndResult{}, err
+	}
+	if err := l.endSession(ss, files, res, now); err != nil {
 		return EndResult{}, err
 	}
 	var bytes int64
@@ -384,118 +416,80 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 			bytes += f.Size
 		}
 	}
-	l.log.Info("mailing accepted", "epid", ss.EPID, "account", ss.Account, "user", ss.EndedBy, "status", p.Status,
-		"letters", len(letters), "files", len(files), "bytes", bytes)
-	m := l.store.m
-	m.sessionsEnded.Inc()
-	add(m.mailings, p.Status, 1)
-	add(m.letters, LetterReceived, len(letters))
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	l.log.Info("mailing accepted", "epid", ss.EPID, "account", ss.Account, "user", ss.EndedBy, "status", status,
+		"letters", len(letters), "held", len(holds), "files", len(files), "bytes", bytes)
+	mt := l.store.m
+	mt.sessionsEnded.Inc()
+	add(mt.mailings, status, 1)
+	add(mt.letters, pipeline.Received, len(letters)-len(holds))
+	add(mt.letters, pipeline.Held, len(holds))
 	return res, nil
 }
 
-// Run lodges queued mailings until ctx is done: it resumes the jobs a
-// restart left, and takes new ones as end_session commits them.
-func (l *Lodger) Run(ctx context.Context) {
-	t := time.NewTicker(l.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		// Failures stay queued until the next tick or wake-up.
-		if _, err := l.RunOnce(); err != nil {
-			l.log.Error("lodgement", "err", err)
+// endSession marks a session ended with its answer, its files' intents
+// recorded.
+func (l *Lodger) endSession(ss Session, files []File, res EndResult, now time.Time) error {
+	ss.State, ss.Ended, ss.Result = StateEnded, now, &res
+	return l.store.Update(func(t *Tx) error {
+		for _, f := range files {
+			t.PutFile(ss.EPID, f)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-l.wake:
-		case <-t.C:
-		}
-	}
-}
-
-// RunOnce lodges every queued mailing, 16 at a time, and returns how many
-// it lodged. A mailing that cannot be lodged (its records unreadable, the
-// disk failing) is logged and left queued for the next pass; the ones
-// queued after it are still lodged. The error joins the failures.
-func (l *Lodger) RunOnce() (int, error) {
-	var failed []error
-	n, after := 0, ""
-	for {
-		jobs, err := l.store.JobsAfter(after, 16)
-		if err != nil {
-			return n, errors.Join(append(failed, err)...)
-		}
-		if len(jobs) == 0 {
-			return n, errors.Join(failed...)
-		}
-		for _, j := range jobs {
-			after = j[0]
-			if j[1] == "" {
-				failed = append(failed, fmt.Errorf("lodgement job %q: unreadable record", j[0]))
-				continue
-			}
-			if err := l.lodge(j[0], j[1]); err != nil {
-				failed = append(failed, fmt.Errorf("mailing %s: %w", j[1], err))
-				continue
-			}
-			n++
-		}
-	}
-}
-
-// lodge processes one mailing: letters whose address is invalid are held
-// with the reason, all letters of a mailing on customer hold are held,
-// the others are lodged. The results and the job's removal commit
-// together, so a crash repeats the job at most. The mailing's letters are
-// read and committed under the session's lock, which cancel_letters takes
-// too: a letter cancelled before the read is not Received and is left
-// alone, and no cancellation lands between the read and the commit.
-func (l *Lodger) lodge(jobKey, epid string) error {
-	mu := l.store.lock(epid)
-	mu.Lock()
-	defer mu.Unlock()
-	p, err := l.store.Pack(epid)
-	if err != nil {
-		return err
-	}
-	letters, err := l.store.LettersOf(epid)
-	if err != nil {
-		return err
-	}
-	now := l.store.opt.Now().UTC()
-	took := map[string]int{} // letters by the status they take
-	for i := range letters {
-		lt := &letters[i]
-		if lt.Status != LetterReceived {
-			continue
-		}
-		switch {
-		case p.CustHold:
-			lt.Status, lt.HoldReason = LetterHeld, "the mailing is on customer hold: release it in the portal"
-		case lt.Address != nil && lt.Address.Status == engine.StatusInvalid.String() && len(lt.Transport) > 0 && lt.Transport[0] == "postal":
-			lt.Status, lt.HoldReason = LetterHeld, "invalid postal address: "+lt.Address.Message
-		default:
-			lt.Status, lt.Lodged = LetterLodged, now
-		}
-		took[lt.Status]++
-	}
-	p.Status, p.Lodged = PackProcessed, now
-	err = l.store.Update(func(t *Tx) error {
-		for _, lt := range letters {
-			t.PutLetter(lt)
-		}
-		t.PutPack(p)
-		t.DoneJob(jobKey)
+		t.PutSession(ss)
 		return nil
 	})
+}
+
+// resume finishes an end_session that recorded its mailing in the
+// mailroom but stopped before the session was marked ended: the answer is
+// the one recorded with the mailing.
+func (l *Lodger) resume(ss Session, m pipeline.Mailing) (EndResult, error) {
+	var res EndResult
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		return EndResult{}, fmt.Errorf("mailing %s: its recorded end_session answer: %w", ss.EPID, err)
+	}
+	files, err := l.store.Files(ss.EPID)
 	if err != nil {
-		return err
+		return EndResult{}, err
 	}
-	for st, n := range took {
-		add(l.store.m.letters, st, n)
+	intent := map[string]int{}
+	for _, f := range res.Files {
+		intent[f.Name] = f.Intent
 	}
-	return nil
+	for i := range files {
+		if in, ok := intent[files[i].Name]; ok {
+			files[i].Intent = in
+		}
+	}
+	l.log.Info("end_session resumed: the mailing was recorded before a restart", "epid", ss.EPID)
+	return res, l.endSession(ss, files, res, m.Created)
+}
+
+// production reads a mailing's print settings from its attributes:
+// duplex; colour_model 0 (the default) mono, 1 or more colour;
+// production_options.force_c4; aup_dlvtyp 0 priority, else regular.
+func production(p *metadata.Pack) pipeline.Production {
+	var pr pipeline.Production
+	if p.Duplex != nil {
+		pr.Duplex = *p.Duplex
+	}
+	if p.ColourModel != nil {
+		pr.Colour = *p.ColourModel > 0
+	}
+	pr.Postage = "regular"
+	if po := p.ProductionOptions; po != nil {
+		if po.ForceC4 != nil {
+			pr.ForceC4 = *po.ForceC4
+		}
+		if po.AupDlvtyp != nil && *po.AupDlvtyp == 0 {
+			pr.Postage = "priority"
+		}
+	}
+	return pr
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/rpc"
 )
 
@@ -29,15 +30,21 @@ func TestMain(m *testing.M) {
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // rig is a store with a settable clock, a Lodger judging addresses with
-// the test reference and the upload handler over both.
+// the test reference and handing mailings to a mailroom (its stages not
+// run: they are package pipeline's to test), and the upload handler.
 type rig struct {
 	t   *testing.T
 	dir string
 	c   *clock
 	eng *engine.Engine
 	s   *Store
+	ms  *pipeline.PebbleStore
+	mr  *pipeline.Mailroom
 	l   *Lodger
 	h   *Handler
+	// keep, when set, answers the store's Options.Keep (documents still
+	// needed); nil: the mailroom's answer, as lodge serve wires it
+	keep func(epid string) bool
 }
 
 func newRig(t *testing.T) *rig {
@@ -54,17 +61,33 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) open() {
 	r.t.Helper()
-	r.s = openStore(r.t, r.dir, Options{Now: r.c.Now})
-	r.l = NewLodger(r.s, r.eng, LodgerConfig{InProcess: true, Host: "test-host"}, quiet)
+	if r.ms != nil {
+		r.ms.Close() // one process at a time
+	}
+	ms, err := pipeline.OpenPebble(filepath.Join(r.dir, "mailroom"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { ms.Close() })
+	r.ms = ms
+	r.mr = pipeline.New(ms, nil, pipeline.Config{Now: r.c.Now}, quiet)
+	r.s = openStore(r.t, r.dir, Options{Now: r.c.Now, Keep: func(epid string) bool {
+		if r.keep != nil {
+			return r.keep(epid)
+		}
+		m, err := ms.Mailing(epid)
+		return err == nil && !m.Purged
+	}})
+	r.l = NewLodger(r.s, r.eng, r.mr, LodgerConfig{InProcess: true, Host: "test-host"}, quiet)
 	r.h = NewHandler(r.s, r.l, Config{Host: "test-host"}, quiet)
 }
 
-// crash closes the store as a killed process leaves it (every
-// acknowledged write is synced) without running the worker, and opens it
-// again with a new Lodger.
+// crash closes the stores as a killed process leaves them (every
+// acknowledged write is synced) and opens them again with a new Lodger.
 func (r *rig) crash() {
 	r.t.Helper()
 	closeStore(r.s)
+	r.ms.Close()
 	r.open()
 }
 
@@ -113,22 +136,35 @@ func (r *rig) mailing(files ...any) Session {
 	return ss
 }
 
-func (r *rig) jobs() [][2]string {
+// jobs returns the mailroom's jobs of a mailing.
+func (r *rig) jobs(epid string) []pipeline.Job {
 	r.t.Helper()
-	j, err := r.s.Jobs(100)
+	all, err := r.ms.Jobs()
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return j
+	var out []pipeline.Job
+	for _, j := range all {
+		if j.Key == epid {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
-func (r *rig) letters(epid string) []Letter {
+// letters returns the letters the mailroom has of a mailing.
+func (r *rig) letters(epid string) []pipeline.Letter {
 	r.t.Helper()
-	ls, err := r.s.LettersOf(epid)
+	ls, err := r.ms.Letters(epid, 0, 0)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return ls
+}
+
+// mailingRec returns the mailroom's record of a mailing.
+func (r *rig) mailingRec(epid string) (pipeline.Mailing, error) {
+	return r.ms.Mailing(epid)
 }
 
 // letter is one metadata letter; postal lines are JSON strings.
@@ -151,62 +187,64 @@ var (
 	emailOnly = `{"email":"jo@example.com"}`
 )
 
-// TestLodgeOutcomes: the worker lodges the letters of each mailing, holds
-// those whose primary channel is post to an invalid address (with the
-// checker's reason) and every letter of a mailing on customer hold, and
-// finishes the job.
-func TestLodgeOutcomes(t *testing.T) {
+// TestEndHandsOver: end_session hands each mailing's letters to the
+// mailroom, Received, or Held at once where the reason is known: post to
+// an invalid address (the checker's reason), a channel this server does
+// not send by, the mailing's customer hold; it says so in warnings, and
+// queues the mailroom's check stage.
+func TestEndHandsOver(t *testing.T) {
 	r := newRig(t)
 	f := func(metadata string, want ...string) {
 		t.Helper()
-		ss := r.mailing("doc.pdf", pdfPages(1), "m.json", metadata)
-		if j := r.jobs(); len(j) != 1 || j[0][1] != ss.EPID {
-			t.Fatalf("jobs %v, want the one of %s", j, ss.EPID)
+		ss := r.session("doc.pdf", pdfPages(1), "m.json", metadata)
+		res := r.end(ss)
+		if res.Result != "ok" {
+			t.Fatalf("end_session: %+v", res)
 		}
-		for _, l := range r.letters(ss.EPID) {
-			if l.Status != LetterReceived || !l.Lodged.IsZero() {
-				t.Errorf("before lodgement: letter %d %s", l.Idx, l.Status)
-			}
-		}
-		r.c.Add(time.Minute)
-		if n, err := r.l.RunOnce(); n != 1 || err != nil {
-			t.Fatalf("RunOnce: %d, %v", n, err)
-		}
-		if j := r.jobs(); len(j) != 0 {
-			t.Errorf("jobs left: %v", j)
-		}
-		if n, err := r.l.RunOnce(); n != 0 || err != nil {
-			t.Errorf("RunOnce again: %d, %v", n, err)
+		if j := r.jobs(ss.EPID); len(j) != 1 || j[0].Kind != pipeline.JobCheck {
+			t.Fatalf("jobs %+v, want the check of %s", j, ss.EPID)
 		}
 		ls := r.letters(ss.EPID)
 		if len(ls) != len(want) {
 			t.Fatalf("%d letters, want %d", len(ls), len(want))
 		}
+		held := 0
 		for i, l := range ls {
 			status, reason, _ := strings.Cut(want[i], ": ")
 			if l.Status != status || !strings.Contains(l.HoldReason, reason) || (reason == "") != (l.HoldReason == "") {
 				t.Errorf("letter %d: %s %q, want %s %q (address %+v)", i, l.Status, l.HoldReason, status, reason, l.Address)
 			}
-			if lodged := l.Status == LetterLodged; lodged != l.Lodged.Equal(r.c.Now()) {
-				t.Errorf("letter %d: %s, lodged at %v", i, l.Status, l.Lodged)
+			if !l.Received.Equal(r.c.Now()) || l.EPID != ss.EPID || l.Account != "ABC12345" || l.Idx != i {
+				t.Errorf("letter %d: %+v", i, l)
+			}
+			if status == pipeline.Held {
+				held++
+				w := fmt.Sprintf("letters[%d]", i)
+				if !strings.Contains(strings.Join(res.Warnings, "\n"), w) || !strings.Contains(strings.Join(res.Warnings, "\n"), reason) {
+					t.Errorf("warnings %q do not tell that %s will be held: %s", res.Warnings, w, reason)
+				}
 			}
 		}
-		p, err := r.s.Pack(ss.EPID)
-		if err != nil || p.Status != PackProcessed || !p.Lodged.Equal(r.c.Now()) || p.Letters != len(want) {
-			t.Errorf("pack %+v, %v", p, err)
+		m, err := r.mailingRec(ss.EPID)
+		if err != nil || m.Letters != len(want) || m.Account != "ABC12345" || !m.Created.Equal(r.c.Now()) || len(m.Files) != 1 || m.Files[0].Pages != 1 {
+			t.Errorf("mailing %+v, %v", m, err)
+		}
+		if _, err := os.Stat(m.Files[0].Path); err != nil || !filepath.IsAbs(m.Files[0].Path) {
+			t.Errorf("the mailing's document %q: %v", m.Files[0].Path, err)
 		}
 	}
 	const invalid = "Held: invalid postal address: postcode 3000 is in VIC, not NSW"
 	const onHold = "Held: the mailing is on customer hold"
-	f(meta("", melbourne), "Lodged")
+	const noEmail = "Held: email delivery is not available on this server"
+	f(meta("", melbourne), "Received")
 	f(meta("", wrongPC), invalid)
-	f(meta("", smithvill), "Lodged") // unmatched is not invalid
-	f(meta("", emailOnly), "Lodged")
-	f(meta("", melbourne, wrongPC, emailOnly, wrongPC), "Lodged", invalid, "Lodged", invalid)
+	f(meta("", smithvill), "Received") // unmatched is not invalid
+	f(meta("", emailOnly), noEmail)
+	f(meta("", melbourne, wrongPC, emailOnly, wrongPC), "Received", invalid, noEmail, invalid)
 	// by email first, the invalid postal address is only a fallback
-	f(meta("", `{"email":"jo@example.com","primary":"email","postal":["Joe Blogs","10 Jones St","Melbourne NSW 3000"]}`), "Lodged")
-	f(meta(`"cust_hold":true`, melbourne, wrongPC, emailOnly), onHold, onHold, onHold)
-	f(meta(`"cust_hold":false`, melbourne), "Lodged")
+	f(meta("", `{"email":"jo@example.com","primary":"email","postal":["Joe Blogs","10 Jones St","Melbourne NSW 3000"]}`), noEmail)
+	f(meta(`"cust_hold":true`, melbourne, wrongPC, emailOnly), onHold, invalid, noEmail)
+	f(meta(`"cust_hold":false`, melbourne), "Received")
 }
 
 // TestLetterVerdicts: each postal letter carries the address check of its
@@ -230,10 +268,13 @@ func TestLetterVerdicts(t *testing.T) {
 	f(3, "")
 }
 
-// TestLodgeAfterCrash: a mailing whose end_session was answered but whose
-// job the worker never ran (the process died) is lodged after the store
-// is opened again, exactly once; its end_session answer survives.
-func TestLodgeAfterCrash(t *testing.T) {
+// TestEndAfterCrash: a mailing whose end_session was answered survives a
+// restart with its letters and its queued check, and end_session answers
+// the same again. One whose mailing the mailroom recorded while the
+// session was not yet marked ended (the process died between the two
+// commits) is finished by the next end_session with the recorded answer,
+// and recorded once.
+func TestEndAfterCrash(t *testing.T) {
 	r := newRig(t)
 	ss := r.session("doc.pdf", pdfPages(2), "m.json", meta("", melbourne, wrongPC))
 	first := r.end(ss)
@@ -241,24 +282,38 @@ func TestLodgeAfterCrash(t *testing.T) {
 	if got := r.end(ss); !reflect.DeepEqual(got, first) {
 		t.Errorf("end_session after the restart:\n%+v\nwant\n%+v", got, first)
 	}
-	if j := r.jobs(); len(j) != 1 || j[0][1] != ss.EPID {
-		t.Fatalf("jobs after the restart: %v", j)
+	if j := r.jobs(ss.EPID); len(j) != 1 || j[0].Kind != pipeline.JobCheck {
+		t.Fatalf("jobs after the restart: %+v", j)
 	}
-	for _, l := range r.letters(ss.EPID) {
-		if l.Status != LetterReceived {
-			t.Errorf("letter %d %s before the worker ran", l.Idx, l.Status)
-		}
-	}
-	if n, err := r.l.RunOnce(); n != 1 || err != nil {
-		t.Fatalf("RunOnce: %d, %v", n, err)
-	}
-	ls := r.letters(ss.EPID)
-	if len(ls) != 2 || ls[0].Status != LetterLodged || ls[1].Status != LetterHeld {
+	if ls := r.letters(ss.EPID); len(ls) != 2 || ls[0].Status != pipeline.Received || ls[1].Status != pipeline.Held {
 		t.Errorf("letters %+v", ls)
 	}
+
+	// the session record as it was before it was marked ended
+	ss2 := r.session("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
+	want := r.end(ss2)
+	open, _ := r.s.Session(ss2.EPID)
+	open.State, open.Ended, open.Result, open.EndedBy = StateOpen, time.Time{}, nil, ""
+	if err := r.s.Update(func(tx *Tx) error { tx.PutSession(open); return nil }); err != nil {
+		t.Fatal(err)
+	}
 	r.crash()
-	if j := r.jobs(); len(j) != 0 {
-		t.Errorf("a done job is back after a restart: %v", j)
+	r.c.Add(time.Minute)
+	got := r.end(ss2)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resumed end_session:\n%+v\nwant\n%+v", got, want)
+	}
+	if s, _ := r.s.Session(ss2.EPID); s.State != StateEnded || s.Result == nil {
+		t.Errorf("session after the resumed end: %+v", s)
+	}
+	if ls := r.letters(ss2.EPID); len(ls) != 1 {
+		t.Errorf("letters %+v", ls)
+	}
+	files, _ := r.s.Files(ss2.EPID)
+	for _, f := range files {
+		if f.Intent == 0 {
+			t.Errorf("file %s: no intent after the resumed end", f.Name)
+		}
 	}
 }
 
@@ -273,16 +328,9 @@ func TestAutoProcessor(t *testing.T) {
 		if res.Result != "ok" || res.Status != PackQueuedAuto {
 			t.Fatalf("end_session: %+v", res)
 		}
-		p, err := r.s.Pack(ss.EPID)
-		if err != nil || p.Status != PackQueuedAuto || p.Letters != 0 {
-			t.Errorf("pack %+v, %v", p, err)
-		}
-		var q string
-		if err := r.s.get(autoPrefix+ss.EPID, &q); err != nil || q != ss.EPID {
-			t.Errorf("not queued for the auto processor: %q, %v", q, err)
-		}
-		if j := r.jobs(); len(j) != 0 {
-			t.Errorf("lodgement jobs %v", j)
+		m, err := r.mailingRec(ss.EPID)
+		if err != nil || !m.Auto || m.Letters != 0 {
+			t.Errorf("mailing %+v, %v: not for the auto processor", m, err)
 		}
 		if ls := r.letters(ss.EPID); len(ls) != 0 {
 			t.Errorf("letters %+v", ls)
@@ -299,9 +347,6 @@ func TestAutoProcessor(t *testing.T) {
 	f(map[string]int{"a.pdf": IntentDocument, "b.pdf": IntentDocument}, "a.pdf", pdfPages(1), "b.pdf", pdfPages(2))
 	f(map[string]int{"a.pdf": IntentDocument, "m.json": IntentMetadata}, "a.pdf", pdfPages(1), "m.json", `{"title":"Auto","cust_hold":false}`)
 	f(map[string]int{"a.pdf": IntentDocument, "m.xml": IntentMetadata}, "a.pdf", pdfPages(1), "m.xml", `<pack><title>Auto</title></pack>`)
-	if n, err := r.l.RunOnce(); n != 0 || err != nil {
-		t.Errorf("RunOnce: %d, %v", n, err)
-	}
 }
 
 // TestEndRejected: a session whose files cannot make a mailing is
@@ -328,7 +373,7 @@ func TestEndRejected(t *testing.T) {
 		if got.State != StateOpen || got.Result != nil {
 			t.Errorf("session %s after a rejected end", got.State)
 		}
-		if _, err := r.s.Pack(ss.EPID); !errors.Is(err, ErrNotFound) {
+		if _, err := r.mailingRec(ss.EPID); !errors.Is(err, pipeline.ErrNotFound) {
 			t.Errorf("a mailing was recorded: %v", err)
 		}
 		if ls := r.letters(ss.EPID); len(ls) != 0 {
@@ -348,7 +393,7 @@ func TestEndRejected(t *testing.T) {
 	f("a file of this name is also in x.zip", "x.zip", zipOf(t, "doc.pdf", string(pdfPages(2))), "y.zip", zipOf(t, "doc.pdf", string(pdfPages(3))))
 	// a broken document and the metadata's problems, reported together
 	f("m.json: invalid JSON", "bad.pdf", "%PDF-1.4 broken", "doc.pdf", doc, "m.json", `{"letters":[`)
-	if j := r.jobs(); len(j) != 0 {
+	if j, _ := r.ms.Jobs(); len(j) != 0 {
 		t.Errorf("jobs %v", j)
 	}
 }
@@ -401,7 +446,7 @@ func TestEndCorrected(t *testing.T) {
 	if now, _ := r.s.Session(ss.EPID); !now.Ended.Equal(ended.Ended) || now.State != StateEnded {
 		t.Errorf("the second end_session changed the session: %+v, was %+v", now, ended)
 	}
-	if j := r.jobs(); len(j) != 1 {
+	if j := r.jobs(ss.EPID); len(j) != 1 {
 		t.Errorf("jobs %v, want one", j)
 	}
 	if ls := r.letters(ss.EPID); len(ls) != 1 {
@@ -481,10 +526,7 @@ func TestZipCorrected(t *testing.T) {
 		t.Errorf("%d file records, want 3: %+v", len(files), files)
 	}
 	checkBlobs(t, r.s, ss.EPID)
-	if n, err := r.l.RunOnce(); n != 1 || err != nil {
-		t.Fatalf("RunOnce: %d, %v", n, err)
-	}
-	if ls := r.letters(ss.EPID); len(ls) != 1 || ls[0].Status != LetterLodged {
+	if ls := r.letters(ss.EPID); len(ls) != 1 || ls[0].Status != pipeline.Received {
 		t.Errorf("letters %+v", ls)
 	}
 }
@@ -509,7 +551,7 @@ func TestRecentUploads(t *testing.T) {
 	me := rpc.Principal{Account: "ABC12345", User: "clerk"}
 	call := func(p rpc.Principal, params string) (recent, int, string) {
 		t.Helper()
-		out, code, msg := r.s.RecentUploads([]byte("prefix:"), []byte(params), p)
+		out, code, msg := r.l.RecentUploads([]byte("prefix:"), []byte(params), p)
 		var got recent
 		if code == 0 {
 			if !strings.HasPrefix(string(out), "prefix:") {
@@ -536,10 +578,7 @@ func TestRecentUploads(t *testing.T) {
 	r.c.Add(time.Minute)
 	cancelled := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", ref(melbourne, "R-1"), ref(emailOnly, "R-1")))
 	r.c.Add(time.Minute)
-	if _, err := r.s.CancelRefs("ABC12345", []string{"R-1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.l.RunOnce(); err != nil {
+	if _, err := r.mr.Cancel("ABC12345", pipeline.Selector{Refs: []string{"R-1"}}, "clerk"); err != nil {
 		t.Fatal(err)
 	}
 	auto := r.mailing("a.pdf", pdfPages(1))
@@ -563,8 +602,8 @@ func TestRecentUploads(t *testing.T) {
 		{queued.EPID, "received", true, 2, "map[Received:1]"},
 		{auto.EPID, "queued_auto", true, 1, "map[]"},
 		{cancelled.EPID, "cancelled", true, 2, "map[Cancelled:2]"},
-		{lodged.EPID, "lodged", true, 2, "map[Lodged:2]"},
-		{held.EPID, "mixed", true, 2, "map[Cancelled:1 Held:1 Lodged:2]"},
+		{lodged.EPID, "mixed", true, 2, "map[Held:1 Received:1]"},
+		{held.EPID, "mixed", true, 2, "map[Cancelled:1 Held:2 Received:1]"},
 		{expired.EPID, "expired", false, 0, "map[]"},
 	}
 	f := func(params string, want ...row) {
@@ -613,7 +652,7 @@ func TestRecentUploads(t *testing.T) {
 
 	// through the JSON-RPC server, as cmd/lodge registers it
 	srv := rpc.New(r.eng, rpc.Config{}, nil)
-	if err := srv.Register("recent_uploads", r.s.RecentUploads, RecentUploadsDoc); err != nil {
+	if err := srv.Register("recent_uploads", r.l.RecentUploads, RecentUploadsDoc); err != nil {
 		t.Fatal(err)
 	}
 	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":7,"method":"recent_uploads","params":{"account":"ABC12345","limit":1}}`), me)
@@ -631,7 +670,7 @@ func TestRecentUploads(t *testing.T) {
 
 	e := func(p rpc.Principal, params, msg string) {
 		t.Helper()
-		out, code, m := r.s.RecentUploads(nil, []byte(params), p)
+		out, code, m := r.l.RecentUploads(nil, []byte(params), p)
 		if code != rpc.CodeInvalidParams || !strings.Contains(m, msg) || len(out) != 0 {
 			t.Errorf("%s: %d %q %s, want %d %q", params, code, m, out, rpc.CodeInvalidParams, msg)
 		}
@@ -662,41 +701,10 @@ func TestRPCDocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f("get_letter_status", GetLetterStatusDoc)
-	f("cancel_letters", CancelLettersDoc)
 	f("recent_uploads", RecentUploadsDoc)
 	out, _ := srv.Handle(nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}`), rpc.Principal{})
-	if !json.Valid(out) || !strings.Contains(string(out), `"name":"recent_uploads"`) || !strings.Contains(string(out), `"name":"cancel_letters"`) {
+	if !json.Valid(out) || !strings.Contains(string(out), `"name":"recent_uploads"`) {
 		t.Errorf("rpc.discover: %s", out)
-	}
-}
-
-// TestLodgeSkipsFailingJob: a job that cannot be lodged (its mailing's
-// records missing, its own record unreadable) is reported and stays
-// queued, and the mailings queued after it are lodged all the same.
-func TestLodgeSkipsFailingJob(t *testing.T) {
-	r := newRig(t)
-	early := r.c.Now().Add(-time.Hour)
-	if err := r.s.Update(func(tx *Tx) error {
-		tx.AddJob("NOSUCHMAILING", early)
-		tx.put(fmt.Sprintf("%s%016x%s", jobPrefix, early.UnixNano()+1, "GARBLED"), json.RawMessage(`{"not":"a string"}`))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ss := r.mailing("doc.pdf", pdfPages(1), "m.json", `{"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]}`)
-	n, err := r.l.RunOnce()
-	if n != 1 || err == nil || !strings.Contains(err.Error(), "NOSUCHMAILING") || !strings.Contains(err.Error(), "unreadable") {
-		t.Fatalf("RunOnce: %d, %v", n, err)
-	}
-	if ls := r.letters(ss.EPID); len(ls) != 1 || ls[0].Status != LetterLodged {
-		t.Errorf("the mailing behind the failing jobs: %+v", ls)
-	}
-	if j := r.jobs(); len(j) != 2 {
-		t.Errorf("jobs left %v, want the two failing ones", j)
-	}
-	if n, err := r.l.RunOnce(); n != 0 || err == nil {
-		t.Errorf("RunOnce again: %d, %v", n, err)
 	}
 }
 
@@ -723,9 +731,9 @@ func TestProfiles(t *testing.T) {
 	f := func(meta string, title string, hold bool) {
 		t.Helper()
 		ss := r.mailing("doc.pdf", pdfPages(1), "m.json", meta)
-		p, err := r.s.Pack(ss.EPID)
-		if err != nil || p.Title != title || p.CustHold != hold {
-			t.Errorf("%s: pack title %q hold %v, want %q %v (%v)", meta, p.Title, p.CustHold, title, hold, err)
+		m, err := r.mailingRec(ss.EPID)
+		if err != nil || m.Title != title || m.CustHold != hold {
+			t.Errorf("%s: mailing title %q hold %v, want %q %v (%v)", meta, m.Title, m.CustHold, title, hold, err)
 		}
 	}
 	f(`{`+letter+`}`, "Default run", false)

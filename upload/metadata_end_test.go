@@ -23,9 +23,9 @@ func TestEndUTF16Metadata(t *testing.T) {
 			t.Errorf("%s: %+v", name, res)
 			continue
 		}
-		p, err := r.s.Pack(res.SessionID)
-		if err != nil || p.Title != "Relevés de mars 📬" {
-			t.Errorf("%s: pack title %q (%v)", name, p.Title, err)
+		m, err := r.mailingRec(res.SessionID)
+		if err != nil || m.Title != "Relevés de mars 📬" {
+			t.Errorf("%s: mailing title %q (%v)", name, m.Title, err)
 		}
 	}
 	// A UTF-16 file whose declaration contradicts its byte order mark is

@@ -1,6 +1,8 @@
 package upload
 
 import (
+	"github.com/lodge-mail/lodge/pipeline"
+
 	"fmt"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -57,7 +59,7 @@ var rejectReasons = []string{rejectBadRequest, rejectForbidden, rejectNoSession,
 
 var (
 	mailingStatuses = []string{PackReceived, PackQueuedAuto}
-	letterStatuses  = []string{LetterReceived, LetterHeld, LetterLodged, LetterCancelled}
+	letterStatuses  = []string{pipeline.Received, pipeline.Held} // as accepted: the mailroom moves them on
 )
 
 func newStoreMetrics(set *metrics.Set) *storeMetrics {

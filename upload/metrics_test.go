@@ -48,7 +48,7 @@ func (r *rig) instrument(set *metrics.Set) *logRecorder {
 	rec := &logRecorder{}
 	log := slog.New(rec)
 	r.s = openStore(r.t, r.dir, Options{Now: r.c.Now, Metrics: set})
-	r.l = NewLodger(r.s, r.eng, LodgerConfig{InProcess: true, Host: "test-host"}, log)
+	r.l = NewLodger(r.s, r.eng, r.mr, LodgerConfig{InProcess: true, Host: "test-host"}, log)
 	r.h = NewHandler(r.s, r.l, Config{Host: "test-host"}, log)
 	return rec
 }
@@ -81,14 +81,14 @@ func TestUploadMetrics(t *testing.T) {
 	rec := w.instrument(set)
 	w.s.opt.MaxFileBytes = 1 << 20
 	got := series(set)
-	for _, want := range []string{`lodge_upload_rejections_total{reason="too_large"}`, `lodge_upload_letters_total{status="Cancelled"}`,
+	for _, want := range []string{`lodge_upload_rejections_total{reason="too_large"}`, `lodge_upload_letters_total{status="Held"}`,
 		`lodge_upload_mailings_total{status="queued_auto"}`, `lodge_upload_sessions_abandoned_total`} {
 		if v, ok := got[want]; !ok || v != 0 {
 			t.Errorf("before any upload: %s = %v, %v; want 0", want, v, ok)
 		}
 	}
 
-	// a mailing of two letters: one lodged, one held; then a cancelled one
+	// a mailing of two letters: one received, one held; then another
 	epid := w.newSession()
 	pdf := pdfPages(2)
 	m := meta("", melbourne, wrongPC)
@@ -97,13 +97,7 @@ func TestUploadMetrics(t *testing.T) {
 	if a := w.do("GET", "/publicinterface/end_session.json?session_id="+epid, "ABC12345", nil); a.status != 200 {
 		t.Fatalf("end_session: %d %s", a.status, a.body)
 	}
-	if _, err := w.l.RunOnce(); err != nil {
-		t.Fatal(err)
-	}
 	w.mailing("a.pdf", pdfPages(1), "m.json", meta("", ref(melbourne, "R-1")))
-	if _, err := w.s.CancelRefs("ABC12345", []string{"R-1"}); err != nil {
-		t.Fatal(err)
-	}
 	w.mailing("auto.pdf", pdfPages(1))
 	// refused requests
 	w.putFile(epid, "late.pdf", pdfPages(1))                // session_ended
@@ -133,10 +127,8 @@ func TestUploadMetrics(t *testing.T) {
 		"lodge_upload_files_received_total":                      9, // 2 + 2 + 1 by mailings, 1 + 1 + 2 by mpf_upload ... see below
 		`lodge_upload_mailings_total{status="received"}`:         2,
 		`lodge_upload_mailings_total{status="queued_auto"}`:      1,
-		`lodge_upload_letters_total{status="Received"}`:          3,
-		`lodge_upload_letters_total{status="Lodged"}`:            1,
+		`lodge_upload_letters_total{status="Received"}`:          2, // as accepted: the mailroom moves them on
 		`lodge_upload_letters_total{status="Held"}`:              1,
-		`lodge_upload_letters_total{status="Cancelled"}`:         1,
 		`lodge_upload_rejections_total{reason="session_ended"}`:  1,
 		`lodge_upload_rejections_total{reason="no_session"}`:     1,
 		`lodge_upload_rejections_total{reason="file_name"}`:      1,
@@ -179,7 +171,7 @@ func TestUploadMetrics(t *testing.T) {
 			accepted = append(accepted, l)
 		}
 	}
-	wantLog := fmt.Sprintf("INFO mailing accepted epid=%s account=ABC12345 user=clerk status=received letters=2 files=2 bytes=%d", epid, len(pdf)+len(m))
+	wantLog := fmt.Sprintf("INFO mailing accepted epid=%s account=ABC12345 user=clerk status=received letters=2 held=1 files=2 bytes=%d", epid, len(pdf)+len(m))
 	if len(accepted) != 3 || accepted[0] != wantLog {
 		t.Errorf("accepted mailings logged %q, want 3, the first %q", accepted, wantLog)
 	}

@@ -1,14 +1,13 @@
 package upload
 
-import "time"
-
 // EndResult is the answer to end_session, in the layout of the service in
 // the field (../shared/docs/service-compat.md). Meanings this project
 // gives the fields:
 //
 //	session_id  the EPID
 //	result      "ok" when the mailing was accepted, "error" when it was not
-//	status      "received" (letters recorded and queued for lodgement),
+//	status      "received" (the letters are the mailroom's: see
+//	            get_mailing and get_letter_status),
 //	            "queued_auto" (no metadata or no letters: the auto
 //	            processor will read the documents), "rejected" (problems
 //	            below; the session stays open for corrected files, but
@@ -44,72 +43,9 @@ type EndFile struct {
 	SHA1     string  `json:"sha1"`
 }
 
-// Pack statuses.
+// Mailing statuses, as end_session answers them (status) for an accepted
+// mailing.
 const (
-	PackReceived   = "received"
-	PackQueuedAuto = "queued_auto"
-	PackProcessed  = "processed"
+	PackReceived   = "received"    // letters recorded: the mailroom has them
+	PackQueuedAuto = "queued_auto" // no letters: the auto processor reads the documents
 )
-
-// Pack is a mailing: what an ended session became.
-type Pack struct {
-	EPID     string    `json:"epid"`
-	Account  string    `json:"account"`
-	User     string    `json:"user"`
-	Status   string    `json:"status"`
-	CustHold bool      `json:"cust_hold,omitempty"`
-	Title    string    `json:"title,omitempty"`
-	Letters  int       `json:"letters"`
-	Metadata string    `json:"metadata,omitempty"` // the metadata file's name
-	Created  time.Time `json:"created"`
-	Lodged   time.Time `json:"lodged,omitempty"`
-	Settings []byte    `json:"settings,omitempty"` // the mailing attributes as parsed, JSON
-}
-
-// Letter statuses, as get_letter_status reports them. A letter is
-// Received when its mailing is committed; the lodgement worker makes it
-// Lodged or Held; cancel_letters makes a Received or Held letter
-// Cancelled. LetterUnknown is never stored: it is what get_letter_status
-// and cancel_letters report for a reference that matches no letter.
-const (
-	LetterReceived  = "Received"
-	LetterHeld      = "Held"
-	LetterLodged    = "Lodged"
-	LetterCancelled = "Cancelled"
-	LetterUnknown   = "Unknown"
-)
-
-// Letter is one letter of a mailing.
-type Letter struct {
-	EPID       string    `json:"epid"`
-	Account    string    `json:"account"`
-	Idx        int       `json:"idx"`
-	Reference  string    `json:"ref,omitempty"`
-	Status     string    `json:"status"`
-	HoldReason string    `json:"hold_reason,omitempty"`
-	Transport  []string  `json:"transport"` // channels in order of preference, primary first
-	Postal     []string  `json:"postal,omitempty"`
-	Email      string    `json:"email,omitempty"`
-	SMS        string    `json:"sms,omitempty"`
-	Fax        string    `json:"fax,omitempty"`
-	Address    *Verdict  `json:"address,omitempty"` // the address check of the postal address
-	Documents  []DocPart `json:"documents,omitempty"`
-	Received   time.Time `json:"received_ts"`
-	Lodged     time.Time `json:"lodged_ts,omitempty"`
-	Cancelled  time.Time `json:"cancelled_ts,omitempty"` // when cancel_letters cancelled it
-}
-
-// Verdict is the address check of a letter's postal address.
-type Verdict struct {
-	Status  string `json:"status"`
-	Nation  string `json:"nation"`
-	Message string `json:"message,omitempty"`
-}
-
-// DocPart is a page range of an uploaded document used by a letter.
-type DocPart struct {
-	File       string `json:"file"`
-	PageStart  int    `json:"page_start"`
-	PageEnd    int    `json:"page_end"` // -1: to the end
-	Attachment bool   `json:"attachment,omitempty"`
-}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,11 +37,6 @@ const (
 	prefix        = "upload/v1/"
 	sessionPrefix = prefix + "session/"
 	filePrefix    = prefix + "file/"
-	packPrefix    = prefix + "pack/"
-	letterPrefix  = prefix + "letter/"
-	jobPrefix     = prefix + "job/"
-	autoPrefix    = prefix + "auto/"
-	refPrefix     = prefix + "ref/"
 	acctPrefix    = prefix + "acct/"
 	openPrefix    = prefix + "open/"
 	keptPrefix    = prefix + "kept/"
@@ -137,7 +131,11 @@ type Options struct {
 	// Metrics is the metric set the upload counters go on (metrics.go):
 	// the server's, so that /metrics shows them; nil for a private one.
 	Metrics *metrics.Set
-	Now     func() time.Time
+	// Keep, when set, tells whether an ended mailing's documents are
+	// still needed (its letters not all produced): the retention sweep
+	// leaves those, and the mailroom purges them itself (PurgeMailing).
+	Keep func(epid string) bool
+	Now  func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -344,29 +342,7 @@ func acctKey(ss Session) string {
 // PutFile records a file of a session.
 func (t *Tx) PutFile(epid string, f File) { t.put(filePrefix+epid+"/"+f.Name, f) }
 
-// PutPack records a mailing.
-func (t *Tx) PutPack(p Pack) { t.put(packPrefix+p.EPID, p) }
-
-// PutLetter records a letter and indexes it by reference.
-func (t *Tx) PutLetter(l Letter) {
-	t.put(fmt.Sprintf("%s%s/%06d", letterPrefix, l.EPID, l.Idx), l)
-	if l.Reference != "" {
-		t.put(fmt.Sprintf("%s%s/%s/%s/%06d", refPrefix, l.Account, refKey(l.Reference), l.EPID, l.Idx), l.Idx)
-	}
-}
-
-// AddJob queues a lodgement job for a mailing.
-func (t *Tx) AddJob(epid string, now time.Time) {
-	t.put(fmt.Sprintf("%s%016x%s", jobPrefix, now.UnixNano(), epid), epid)
-}
-
-// AddAuto queues a mailing for the auto processor.
-func (t *Tx) AddAuto(epid string) { t.put(autoPrefix+epid, epid) }
-
 func (t *Tx) deleteKey(key string) { t.del(key) }
-
-// refKey escapes a customer reference for use inside a key.
-func refKey(r string) string { return hex.EncodeToString([]byte(r)) }
 
 // Update runs fn and commits its writes atomically with fsync.
 func (s *Store) Update(fn func(t *Tx) error) error {
@@ -570,166 +546,3 @@ func randomName() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-// LettersOf returns the letters of a mailing in order.
-func (s *Store) LettersOf(epid string) ([]Letter, error) {
-	var out []Letter
-	err := s.scan(letterPrefix+epid+"/", func(k, v []byte) error {
-		var l Letter
-		if err := json.Unmarshal(v, &l); err != nil {
-			return err
-		}
-		out = append(out, l)
-		return nil
-	})
-	return out, err
-}
-
-// Pack returns a mailing.
-func (s *Store) Pack(epid string) (Pack, error) {
-	var p Pack
-	err := s.get(packPrefix+epid, &p)
-	return p, err
-}
-
-// LettersByRef returns an account's letters with a customer reference,
-// oldest mailing first.
-func (s *Store) LettersByRef(account, ref string) ([]Letter, error) {
-	keys, err := s.refLetters(account, ref)
-	if err != nil {
-		return nil, err
-	}
-	var out []Letter
-	for _, k := range keys {
-		var l Letter
-		if err := s.get(k.key(), &l); err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Received.Before(out[j].Received) })
-	return out, nil
-}
-
-// letterKey names a letter: its mailing and its index as the key has it
-// (%06d).
-type letterKey struct{ epid, idx string }
-
-func (k letterKey) key() string { return letterPrefix + k.epid + "/" + k.idx }
-
-// refLetters returns the keys of an account's letters with a customer
-// reference in key order: by mailing (EPID, which is random, not a time),
-// then by index.
-func (s *Store) refLetters(account, ref string) ([]letterKey, error) {
-	var out []letterKey
-	pfx := refPrefix + account + "/" + refKey(ref) + "/"
-	err := s.scan(pfx, func(k, v []byte) error {
-		epid, idx, _ := strings.Cut(string(k[len(pfx):]), "/")
-		out = append(out, letterKey{epid, idx})
-		return nil
-	})
-	return out, err
-}
-
-// CancelOutcome is one letter as CancelRefs leaves it.
-type CancelOutcome struct {
-	Letter Letter
-	// Cancelled is true when this call cancelled the letter.
-	Cancelled bool
-}
-
-// CancelRefs cancels every letter of account with one of refs whose
-// status is Received or Held: it becomes Cancelled (the time in
-// Letter.Cancelled, the hold reason cleared). Letters already Lodged or
-// Cancelled are left as they are. The changes commit in one synced batch,
-// under the locks of the letters' sessions, which the lodgement worker
-// also takes: a letter is either cancelled before the worker reads it (and
-// the worker leaves it) or lodged before the cancellation reads it (and
-// stays Lodged). The result has, for each ref in order, its letters as
-// they are after the call, oldest mailing first (none for a ref that
-// matches no letter); a ref given twice lists the same outcomes twice.
-func (s *Store) CancelRefs(account string, refs []string) ([][]CancelOutcome, error) {
-	keys := make([][]letterKey, len(refs))
-	var epids []string
-	for i, ref := range refs {
-		ks, err := s.refLetters(account, ref)
-		if err != nil {
-			return nil, err
-		}
-		keys[i] = ks
-		for _, k := range ks {
-			epids = append(epids, k.epid)
-		}
-	}
-	unlock := s.lockAll(epids)
-	defer unlock()
-	now := s.opt.Now().UTC()
-	seen := map[letterKey]CancelOutcome{}
-	var changed []Letter
-	out := make([][]CancelOutcome, len(refs))
-	for i, ks := range keys {
-		for _, k := range ks {
-			o, ok := seen[k]
-			if !ok {
-				if err := s.get(k.key(), &o.Letter); err != nil {
-					return nil, err
-				}
-				if l := &o.Letter; l.Account == account && (l.Status == LetterReceived || l.Status == LetterHeld) {
-					l.Status, l.HoldReason, l.Cancelled = LetterCancelled, "", now
-					o.Cancelled = true
-					changed = append(changed, *l)
-				}
-				seen[k] = o
-			}
-			out[i] = append(out[i], o)
-		}
-		sort.SliceStable(out[i], func(a, b int) bool { return out[i][a].Letter.Received.Before(out[i][b].Letter.Received) })
-	}
-	if len(changed) > 0 {
-		if err := s.Update(func(t *Tx) error {
-			for _, l := range changed {
-				t.PutLetter(l)
-			}
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		add(s.m.letters, LetterCancelled, len(changed))
-	}
-	return out, nil
-}
-
-// Jobs returns the queued lodgement jobs in order: key and mailing.
-func (s *Store) Jobs(limit int) ([][2]string, error) { return s.JobsAfter("", limit) }
-
-// JobsAfter is Jobs for the jobs queued after the job key after ("" for
-// the first), so that a job that fails does not keep the ones behind it
-// waiting. A job whose record cannot be read is returned with an empty
-// epid, for the caller to report.
-func (s *Store) JobsAfter(after string, limit int) ([][2]string, error) {
-	var out [][2]string
-	from := jobPrefix
-	if after > from {
-		from = after + "\x00"
-	}
-	err := s.scanRange(jobPrefix, from, func(k, v []byte) error {
-		if len(out) >= limit {
-			return errStop
-		}
-		var epid string
-		if json.Unmarshal(v, &epid) != nil {
-			epid = ""
-		}
-		out = append(out, [2]string{string(k), epid})
-		return nil
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, err
-}
-
-var errStop = errors.New("stop")
-
-// DoneJob removes a job in t.
-func (t *Tx) DoneJob(key string) { t.del(key) }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/production"
 	"github.com/lodge-mail/lodge/rpc"
 	"github.com/lodge-mail/lodge/server"
 	"github.com/lodge-mail/lodge/upload"
@@ -44,7 +46,9 @@ func runServe(ctx context.Context, args []string) error {
 	drain := fs.Duration("drain-delay", 0, "how long readiness reports 503 before the listeners close on shutdown")
 	maxUpload := fs.Int64("max-upload-bytes", 1<<30, "largest file accepted by PUT /direct_upload (HTTP 413 above)")
 	sessionTTL := fs.Duration("session-ttl", 24*time.Hour, "how long an upload session stays open; its files are deleted when it expires")
-	retention := fs.Duration("upload-retention", upload.DefaultRetention, "how long the uploaded documents of an ended mailing are kept; then they are deleted (its records stay)")
+	retention := fs.Duration("upload-retention", upload.DefaultRetention, "how long the uploaded documents of an ended mailing are kept once its letters are produced (the preview period); then they are deleted (its records stay)")
+	cancelWindow := fs.Duration("cancel-window", time.Hour, "how long after end_session letters can be cancelled: production waits for it (an account's own: <data-dir>/accounts/<ACCOUNT>.json)")
+	outbox := fs.String("print-outbox", "", "the print room's hot folder, where finished batches appear (default <data-dir>/print/outbox)")
 	minFree := fs.Int64("min-free-bytes", 1<<30, "disk space an upload must leave free in the data directory (HTTP 503 with Retry-After when it would not)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (for example 127.0.0.1:6060); empty for none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
@@ -101,31 +105,60 @@ func runServe(ctx context.Context, args []string) error {
 	// JSON-RPC takes Bearer and Basic; Digest only reaches the uploads.
 	authn := auth.NewAuthenticator(store, auth.Config{Digest: true})
 
-	// the upload counters, served on /metrics with the server's (below)
-	uploadMetrics := metrics.NewSet()
-	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL, MinFreeBytes: *minFree, Retention: *retention, Metrics: uploadMetrics})
+	// The mailroom: its records and queue, and print production. Opened
+	// before the upload store (which asks it whether documents are still
+	// needed) and closed after it.
+	mailroomStore, err := pipeline.OpenPebble(filepath.Join(rf.dataDir, "mailroom"))
+	if err != nil {
+		return err
+	}
+	defer mailroomStore.Close()
+	producer, err := production.New(production.Config{DataDir: rf.dataDir, HotFolder: *outbox}, log)
+	if err != nil {
+		return err
+	}
+
+	// the upload and mailroom counters, served on /metrics with the
+	// server's (below)
+	uploadMetrics, mailroomMetrics := metrics.NewSet(), metrics.NewSet()
+	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL,
+		MinFreeBytes: *minFree, Retention: *retention, Metrics: uploadMetrics,
+		Keep: func(epid string) bool {
+			m, err := mailroomStore.Mailing(epid)
+			return err == nil && !m.Purged
+		}})
 	if err != nil {
 		return err
 	}
 	defer uploads.Close()
-	lodger := upload.NewLodger(uploads, eng, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles")}, log)
+	accounts := pipeline.AccountSettings{Dir: filepath.Join(rf.dataDir, "accounts")}
+	mailroom := pipeline.New(mailroomStore, producer, pipeline.Config{
+		CancelWindow: *cancelWindow,
+		Window:       accounts.CancelWindow,
+		Retention:    *retention,
+		Purge:        uploads.PurgeMailing,
+		CheckAddress: func(lines []string) pipeline.Verdict {
+			r := eng.Check(lines, false)
+			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
+		},
+		Metrics: mailroomMetrics,
+	}, log)
+	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles")}, log)
 	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
-	// the janitor and the lodgement worker stop before the upload store closes
+	// the janitor and the mailroom's workers stop before the stores close
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); upload.RunJanitor(workers, uploads, time.Minute, log) }()
-	go func() { defer wg.Done(); lodger.Run(workers) }()
+	go func() { defer wg.Done(); mailroom.Run(workers) }()
 	defer func() { stopWorkers(); wg.Wait() }()
+	methods := mailroom.Methods()
+	methods["recent_uploads"] = rpc.Documented{Handle: lodger.RecentUploads, Doc: upload.RecentUploadsDoc}
 
 	srv, err := server.New(server.Config{
-		Upload: uploadHandler,
-		Methods: map[string]rpc.Documented{
-			"get_letter_status": {Handle: uploads.GetLetterStatus, Doc: upload.GetLetterStatusDoc},
-			"cancel_letters":    {Handle: uploads.CancelLetters, Doc: upload.CancelLettersDoc},
-			"recent_uploads":    {Handle: uploads.RecentUploads, Doc: upload.RecentUploadsDoc},
-		},
-		Addr: *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
+		Upload:  uploadHandler,
+		Methods: methods,
+		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns,
 		LargeRPCBytes: *largeBytes, LargeRPCBytesPerAccount: *largeBytesAccount, LargeRPCWorkers: *largeWorkers, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
 		RPC: rpc.Config{MaxAddresses: *maxAddrs, MaxRequestAddresses: *maxReqAddrs},
@@ -134,6 +167,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	srv.Metrics().RegisterMetricsWriter(uploadMetrics.WritePrometheus)
+	srv.Metrics().RegisterMetricsWriter(mailroomMetrics.WritePrometheus)
 	c, made := srv.Certificate()
 	if *cert == "" {
 		certPath, _ := server.SelfSignedPaths(rf.dataDir)
