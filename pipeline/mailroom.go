@@ -39,8 +39,9 @@ type Producer interface {
 // Config tunes a Mailroom. The zero value means the documented defaults.
 type Config struct {
 	// CancelWindow is how long after end_session a letter can still be
-	// cancelled: production waits for it (default 1 hour). Window, when
-	// set, gives an account's own window (ok false: the default).
+	// cancelled: production waits for it (default 1 hour; negative: no
+	// window, production starts at once). Window, when set, gives an
+	// account's own window (ok false: the default).
 	CancelWindow time.Duration
 	Window       func(account string) (time.Duration, bool)
 	// Retention is how long documents are kept once every letter using
@@ -61,8 +62,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.CancelWindow <= 0 {
+	switch {
+	case c.CancelWindow == 0:
 		c.CancelWindow = time.Hour
+	case c.CancelWindow < 0:
+		c.CancelWindow = 0
 	}
 	if c.Retention <= 0 {
 		c.Retention = 30 * 24 * time.Hour

@@ -132,8 +132,12 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer uploads.Close()
 	accounts := pipeline.AccountSettings{Dir: filepath.Join(rf.dataDir, "accounts")}
+	window := *cancelWindow
+	if window == 0 {
+		window = -1 // none (the Config's zero is its default)
+	}
 	mailroom := pipeline.New(mailroomStore, producer, pipeline.Config{
-		CancelWindow: *cancelWindow,
+		CancelWindow: window,
 		Window:       accounts.CancelWindow,
 		Retention:    *retention,
 		Purge:        uploads.PurgeMailing,
