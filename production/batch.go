@@ -13,6 +13,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/internal/csvsafe"
 	"github.com/lodge-mail/lodge/internal/durable"
 	"github.com/lodge-mail/lodge/pipeline"
 )
@@ -227,7 +228,7 @@ func writeCSV(path string, man Manifest) error {
 	w := csv.NewWriter(bw)
 	w.Write([]string{"letter", "epid", "reference", "first_sheet", "sheets", "pages", "envelope", "postage", "postcode", "price"})
 	for _, r := range man.Letters {
-		w.Write([]string{strconv.Itoa(r.Letter), r.EPID, csvSafe(r.Reference), strconv.Itoa(r.FirstSheet), strconv.Itoa(r.Sheets),
+		w.Write([]string{strconv.Itoa(r.Letter), r.EPID, csvsafe.Cell(r.Reference), strconv.Itoa(r.FirstSheet), strconv.Itoa(r.Sheets),
 			strconv.Itoa(r.Pages), r.Envelope, r.Postage, r.Postcode, strconv.FormatFloat(r.Price, 'f', 2, 64)})
 	}
 	w.Flush()
@@ -240,13 +241,4 @@ func writeCSV(path string, man Manifest) error {
 		return err
 	}
 	return f.Close()
-}
-
-// csvSafe keeps a customer's text from being read as a formula by a
-// spreadsheet (a leading = + - @ gets a quote mark).
-func csvSafe(s string) string {
-	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r') {
-		return "'" + s
-	}
-	return s
 }

@@ -18,7 +18,9 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/adminsock"
 	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/printroom"
 	"github.com/lodge-mail/lodge/production"
 	"github.com/lodge-mail/lodge/rpc"
 	"github.com/lodge-mail/lodge/server"
@@ -92,15 +94,6 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	// The account, user and key commands reach the store through this
-	// socket while we hold it; stop runs before store.Close.
-	adminSock := filepath.Join(rf.dataDir, "admin.sock")
-	stopAdmin, err := auth.ServeAdmin(ctx, store, adminSock)
-	if err != nil {
-		return err
-	}
-	defer stopAdmin()
-	log.Info("admin socket", "path", adminSock)
 	// One Authenticator for JSON-RPC and uploads: one failed-login budget.
 	// JSON-RPC takes Bearer and Basic; Digest only reaches the uploads.
 	authn := auth.NewAuthenticator(store, auth.Config{Digest: true})
@@ -147,6 +140,18 @@ func runServe(ctx context.Context, args []string) error {
 		},
 		Metrics: mailroomMetrics,
 	}, log)
+	// The account, user, key, print and invoice commands reach the stores
+	// through this socket while we hold them; it stops before they close.
+	adminSrv := adminsock.NewServer(adminsock.Config{})
+	adminSrv.HandleOps(auth.AdminOps(store))
+	adminSrv.HandleOps(printroom.AdminOps(mailroom))
+	adminSock := adminsock.Path(rf.dataDir)
+	stopAdmin, err := adminSrv.Serve(ctx, adminSock)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	log.Info("admin socket", "path", adminSock)
 	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles")}, log)
 	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
 	// the janitor and the mailroom's workers stop before the stores close
