@@ -349,6 +349,9 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 	for _, f := range meta {
 		used[f.Name] = IntentMetadata
 	}
+	if bg := m.Production.Background; bg != "" {
+		used[bg] = IntentAttachment // printed with the letters, as an attachment is
+	}
 	letters := make([]pipeline.Letter, 0, len(plan))
 	var lines [engine.MaxComponents + 2]string
 	for i, pl := range plan {
@@ -466,7 +469,8 @@ func (l *Lodger) resume(ss Session, m pipeline.Mailing) (EndResult, error) {
 
 // production reads a mailing's print settings from its attributes:
 // duplex; colour_model 0 (the default) mono, 1 or more colour;
-// production_options.force_c4; aup_dlvtyp 0 priority, else regular.
+// production_options.force_c4; aup_dlvtyp 0 priority, else regular; the
+// extensions background (first page only by default), cover_sheet, stock.
 func production(p *metadata.Pack) pipeline.Production {
 	var pr pipeline.Production
 	if p.Duplex != nil {
@@ -483,6 +487,13 @@ func production(p *metadata.Pack) pipeline.Production {
 		if po.AupDlvtyp != nil && *po.AupDlvtyp == 0 {
 			pr.Postage = "priority"
 		}
+		pr.Background, pr.BackgroundPages, pr.Stock = deref(po.Background), deref(po.BackgroundPages), deref(po.Stock)
+		if po.CoverSheet != nil {
+			pr.CoverSheet = *po.CoverSheet
+		}
+	}
+	if pr.Background != "" && pr.BackgroundPages == "" {
+		pr.BackgroundPages = "first"
 	}
 	return pr
 }

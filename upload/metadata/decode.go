@@ -178,7 +178,7 @@ type reader interface {
 
 var (
 	packFields   = []string{"duplex", "colour_model", "title", "customer_email", "confirmation_email", "department", "purchase_order", "profile", "terminal", "cust_hold", "orientation", "attachments", "production_options", "template", "sms_from", "email_from", "email_subj", "letters"}
-	prodFields   = []string{"aup_dlvtyp", "force_c4"}
+	prodFields   = []string{"aup_dlvtyp", "force_c4", "background", "background_pages", "cover_sheet", "stock"}
 	letterFields = []string{"postal", "email", "fax", "sms", "primary", "reference", "custom_data", "file_name", "page_start", "page_end", "files"}
 	fileFields   = []string{"file_name", "page_start", "page_end"}
 	partFields   = []string{"locality", "suburb", "region", "state", "postcode", "country"}
@@ -372,6 +372,14 @@ func (st *state) decodeProd(r reader) *ProductionOptions {
 			o.AupDlvtyp = st.integer(r)
 		case "force_c4":
 			o.ForceC4 = st.boolean(r)
+		case "background":
+			o.Background = st.str(r)
+		case "background_pages":
+			o.BackgroundPages = st.str(r)
+		case "cover_sheet":
+			o.CoverSheet = st.boolean(r)
+		case "stock":
+			o.Stock = st.str(r)
 		}
 	})
 	return o

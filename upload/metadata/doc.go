@@ -55,6 +55,12 @@
 //	production_options  object:
 //	    aup_dlvtyp      integer  0 priority, 1 regular
 //	    force_c4        boolean  C4 envelope stock
+//	    background      string   extension: a document of the session drawn behind
+//	                             the letters' pages (a letterhead); not a letter
+//	    background_pages string  extension: "first" (default) or "all"
+//	    cover_sheet     boolean  extension: an address cover sheet where an
+//	                             unaddressed letter's window area is not clear
+//	    stock           string   extension: the paper stock (1 to 32 of A-Z a-z 0-9 - _)
 //	template            string   body of an SMS or text-only email (markers are passed through unchecked)
 //	sms_from            string   at most 10 characters; see Validate
 //	email_from          string   an email address, display name allowed ("Acme <noreply@acme.com.au>")
@@ -133,7 +139,8 @@
 //     <files><file><file_name>…</file_name><page_start>…</page_start></file></files>.
 //     Any other element inside a list is a problem; an empty wrapper
 //     (<attachments/>) is an empty list.
-//   - <production_options> holds <aup_dlvtyp> and <force_c4>.
+//   - <production_options> holds <aup_dlvtyp>, <force_c4> and the
+//     extensions <background>, <background_pages>, <cover_sheet>, <stock>.
 //   - <postal> holds either text (lines separated by line breaks, each
 //     trimmed, empty lines dropped; &#10; writes a line break on one
 //     line) or repeated <line> elements. A <line> holds either text (one

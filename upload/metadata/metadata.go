@@ -50,10 +50,20 @@ type Pack struct {
 	from map[string]string
 }
 
-// ProductionOptions are the production_options object (spec 2.3).
+// ProductionOptions are the production_options object (spec 2.3), with
+// this service's extensions for print production (usually set in a
+// profile): Background names an uploaded document whose first page is
+// drawn behind the letters' pages (a letterhead), on their first page or
+// all (BackgroundPages "first" or "all", default "first"); CoverSheet asks
+// for an address cover sheet where an unaddressed letter's window area is
+// not clear; Stock names the paper stock.
 type ProductionOptions struct {
-	AupDlvtyp *int // 0 priority, 1 regular (the default)
-	ForceC4   *bool
+	AupDlvtyp       *int // 0 priority, 1 regular (the default)
+	ForceC4         *bool
+	Background      *string
+	BackgroundPages *string
+	CoverSheet      *bool
+	Stock           *string
 }
 
 // Letter is one element of letters (spec 2.4). No profile supplies

@@ -51,6 +51,10 @@ func ApplyProfile(p *Pack, defaults Pack) {
 		}
 		from("production_options.aup_dlvtyp", fill(&p.ProductionOptions.AupDlvtyp, d.AupDlvtyp))
 		from("production_options.force_c4", fill(&p.ProductionOptions.ForceC4, d.ForceC4))
+		from("production_options.background", fill(&p.ProductionOptions.Background, d.Background))
+		from("production_options.background_pages", fill(&p.ProductionOptions.BackgroundPages, d.BackgroundPages))
+		from("production_options.cover_sheet", fill(&p.ProductionOptions.CoverSheet, d.CoverSheet))
+		from("production_options.stock", fill(&p.ProductionOptions.Stock, d.Stock))
 	}
 	from("template", fill(&p.Template, defaults.Template))
 	from("sms_from", fill(&p.SMSFrom, defaults.SMSFrom))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/mail"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +86,8 @@ func (p *Pack) Plan(files Files) ([]PlannedLetter, []Problem) {
 	return plan, probs
 }
 
+var stockName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
 type resolver struct {
 	p      *Pack
 	files  Files
@@ -98,6 +101,7 @@ type resolver struct {
 	defaultDoc string            // for letters and entries that name no document
 	candidates int               // uploaded documents that are not attachments
 	usedAsDoc  map[string]bool
+	background string // the document drawn behind the letters: no letter's
 	// covered holds, per document of known page count, the page ranges
 	// (0-based, inclusive) the letters take from it.
 	covered map[string][][2]int
@@ -207,8 +211,20 @@ func (v *resolver) checkPack() {
 			v.err(f.name, fmt.Sprintf("%d is out of range: 0 to 9 are accepted", *f.v))
 		}
 	}
-	if o := p.ProductionOptions; o != nil && o.AupDlvtyp != nil && *o.AupDlvtyp != 0 && *o.AupDlvtyp != 1 {
-		v.err("production_options.aup_dlvtyp", fmt.Sprintf("want 0 (priority) or 1 (regular), got %d", *o.AupDlvtyp))
+	if o := p.ProductionOptions; o != nil {
+		if o.AupDlvtyp != nil && *o.AupDlvtyp != 0 && *o.AupDlvtyp != 1 {
+			v.err("production_options.aup_dlvtyp", fmt.Sprintf("want 0 (priority) or 1 (regular), got %d", *o.AupDlvtyp))
+		}
+		if o.BackgroundPages != nil && *o.BackgroundPages != "first" && *o.BackgroundPages != "all" {
+			v.err("production_options.background_pages", fmt.Sprintf("want \"first\" or \"all\", got %s", quote(*o.BackgroundPages)))
+		}
+		if o.Stock != nil && !stockName.MatchString(*o.Stock) {
+			v.err("production_options.stock", "a stock name is 1 to 32 letters, digits, '-' or '_'")
+		}
+		if o.Background != nil {
+			v.background = *o.Background
+			v.lookup("production_options.background", v.background)
+		}
 	}
 	if p.CustomerEmail != nil && trimSpace(*p.CustomerEmail) != "" {
 		if why := checkEmail(*p.CustomerEmail); why != "" {
@@ -546,7 +562,7 @@ func (v *resolver) entries(i int) []entry {
 // the candidates: the uploaded documents such a letter could mean.
 func (v *resolver) chooseDefault() {
 	for _, name := range v.uploadedDocs() {
-		if !v.attach[name] && v.attachRef[name] == "" {
+		if !v.attach[name] && v.attachRef[name] == "" && name != v.background {
 			if v.candidates == 0 {
 				v.defaultDoc = name
 			}
@@ -574,6 +590,10 @@ func (v *resolver) doc(e entry, name string, attach bool) (PlannedDocument, bool
 		d.PageEnd = pages - 1
 	}
 	ok := i >= 0
+	if ok && name == v.background {
+		v.err(at, fmt.Sprintf("%s is the mailing's background (production_options.background): it cannot also be a letter's document or attachment", quote(name)))
+		ok = false
+	}
 	pre := e.path
 	if pre != "" {
 		pre += "."
@@ -776,7 +796,7 @@ func (v *resolver) defaultUsed(at string) {
 func (v *resolver) unused() {
 	var left []string
 	for _, name := range v.uploadedDocs() {
-		if !v.usedAsDoc[name] && !v.attach[name] && v.attachRef[name] == "" {
+		if !v.usedAsDoc[name] && !v.attach[name] && v.attachRef[name] == "" && name != v.background {
 			left = append(left, name)
 		}
 	}

@@ -189,6 +189,22 @@ func TestValidate(t *testing.T) {
 	f(`{"letters":[{"email":"a@b.com","custom_data":{"password":" "}},{"postal":"x","custom_data":{"password":"p"}},{"sms":"0412345678","custom_data":{"password":"p"}}]}`, one,
 		"letters[0].custom_data.password: empty password",
 		"letters[1].custom_data.password: warning: a password protects a PDF sent by email or SMS; this letter has neither")
+	// The production extensions: a background is a document of the
+	// session, never a letter's, and never reported unused.
+	lh := metadata.Files{{Name: "a.pdf", Pages: 3}, {Name: "letterhead.pdf", Pages: 1}}
+	f(`{"production_options":{"background":"letterhead.pdf","background_pages":"all","cover_sheet":true,"stock":"white_100gsm"},"letters":[{"postal":"A","file_name":"a.pdf"}]}`, lh)
+	f(`{"production_options":{"background":"letterhead.pdf"},"letters":[{"postal":"A"}]}`, lh)
+	f(`{"production_options":{"background":"nope.pdf","background_pages":"some","stock":"white paper"},"letters":[{"postal":"A","file_name":"a.pdf"}]}`, lh,
+		`production_options.background_pages: want "first" or "all", got "some"`,
+		`production_options.stock: a stock name is 1 to 32 letters, digits, '-' or '_'`,
+		`production_options.background: no document "nope.pdf" in this mailing`,
+		`warning: document "letterhead.pdf" is uploaded but not used by any letter`)
+	f(`{"production_options":{"background":"letterhead.pdf"},"letters":[{"postal":"A","file_name":"letterhead.pdf"}]}`, lh,
+		`letters[0].file_name: "letterhead.pdf" is the mailing's background (production_options.background): it cannot also be a letter's document or attachment`,
+		`warning: document "a.pdf" is uploaded but not used by any letter`)
+	f(`{"production_options":{"background":"m.json"},"letters":[{"postal":"A"}]}`, append(lh, meta...),
+		`production_options.background: "m.json" is a metadata file, not a document`,
+		`warning: several documents were uploaded and none is referenced as a letter file or an attachment: only the first, "a.pdf", is used; document "letterhead.pdf" is ignored (rule 3 of spec 2.4)`)
 	// No letters: the auto processor's; only the attachments are checked.
 	f(`{"attachments":["x.pdf"]}`, session, `attachments[0]: no document "x.pdf" in this mailing`)
 	f(`{"letters":[]}`, session)
