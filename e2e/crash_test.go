@@ -12,12 +12,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lodge-mail/lodge/internal/pdf"
+	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/production"
 	"github.com/lodge-mail/lodge/upload"
 )
 
@@ -65,7 +69,7 @@ func TestCrashDurability(t *testing.T) {
 	ack := &acked{files: map[string]map[string]string{}, ended: map[string]bool{}}
 	client := &http.Client{Timeout: 30 * time.Second}
 	for cycle := 0; cycle < cycles; cycle++ {
-		inst := startWithDir(t, dataDir, "-plain-addr", "127.0.0.1:0")
+		inst := startWithDir(t, dataDir, "-plain-addr", "127.0.0.1:0", "-cancel-window", "0s")
 		base := inst.plainURL
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -82,10 +86,19 @@ func TestCrashDurability(t *testing.T) {
 		cancel()
 		wg.Wait()
 		verify(t, dataDir, ack)
+		verifyMailroom(t, dataDir, ack, false)
 		if t.Failed() {
 			t.Fatalf("cycle %d failed", cycle)
 		}
 	}
+	// a last run, left to finish what the kills interrupted: then every
+	// letter of every mailing is in exactly one batch, in the hot folder
+	inst := startWithDir(t, dataDir, "-cancel-window", "0s")
+	waitProduced(t, inst)
+	if err := inst.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	verifyMailroom(t, dataDir, ack, true)
 	n := 0
 	for _, fs := range ack.files {
 		n += len(fs)
@@ -133,6 +146,28 @@ func uploader(ctx context.Context, client *http.Client, base, key string, rng *r
 					panic(fmt.Sprintf("201 for %s with body %q, sha1 %x", name, b, sum))
 				}
 				ack.file(epid, name, hex.EncodeToString(sum[:]))
+			}
+		}
+		// most sessions name their documents' letters, so that the
+		// mailroom produces them; the others go to the auto processor
+		ack.mu.Lock()
+		var docs []string
+		for name := range ack.files[epid] {
+			docs = append(docs, name)
+		}
+		ack.mu.Unlock()
+		if len(docs) > 0 && rng.IntN(10) < 7 {
+			sort.Strings(docs)
+			var letters []string
+			for i, name := range docs {
+				letters = append(letters, fmt.Sprintf(`{"postal":["Jo Citizen %d","10 Jones St","Melbourne VIC 3000"],"file_name":%q,"reference":"%s-%d"}`, i, name, epid, i))
+			}
+			meta := []byte(`{"letters":[` + strings.Join(letters, ",") + `]}`)
+			if code, _, err := do("PUT", base+"/direct_upload/"+epid+"/m.json", meta); err != nil {
+				return
+			} else if code == 201 {
+				sum := sha1.Sum(meta)
+				ack.file(epid, "m.json", hex.EncodeToString(sum[:]))
 			}
 		}
 		code, b, err = do("GET", base+"/publicinterface/end_session.json?session_id="+epid, nil)
@@ -208,9 +243,6 @@ func verify(t *testing.T, dataDir string, ack *acked) {
 				t.Errorf("session %s: ended with %s sha1 %q, acknowledged %q", epid, name, listed[name], sum)
 			}
 		}
-		if _, err := st.Pack(epid); err != nil {
-			t.Errorf("session %s: ended without its mailing: %v", epid, err)
-		}
 	}
 	// nothing half-written: no temporary files survive a reopen
 	filepath.Walk(filepath.Join(dataDir, "upload", "blobs"), func(p string, info os.FileInfo, err error) error {
@@ -219,4 +251,150 @@ func verify(t *testing.T, dataDir string, ack *acked) {
 		}
 		return nil
 	})
+}
+
+// verifyMailroom opens the mailroom store the server left and checks it:
+// every acknowledged end_session has its mailing; no letter is in two
+// batches, and a letter says the batch that lists it; the hot folder holds
+// only whole batches, each of a batch the store knows, its PDF of as many
+// pages as the batch's sheets. When finished, every letter of a mailing
+// with letters is also in a batch that is in the hot folder.
+func verifyMailroom(t *testing.T, dataDir string, ack *acked, finished bool) {
+	t.Helper()
+	ms, err := pipeline.OpenPebble(filepath.Join(dataDir, "mailroom"))
+	if err != nil {
+		t.Fatalf("reopening the mailroom store: %v", err)
+	}
+	defer ms.Close()
+	ack.mu.Lock()
+	defer ack.mu.Unlock()
+	type addr struct {
+		epid string
+		idx  int
+	}
+	batchOf := map[addr]string{}
+	batches, err := ms.Batches("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]pipeline.Batch{}
+	for _, b := range batches {
+		known[b.ID] = b
+		for _, idx := range b.Letters {
+			k := addr{b.EPID, idx}
+			if other, dup := batchOf[k]; dup {
+				t.Errorf("letter %d of %s is in batches %s and %s", idx, b.EPID, other, b.ID)
+			}
+			batchOf[k] = b.ID
+		}
+	}
+	letters := 0
+	for epid := range ack.ended {
+		m, err := ms.Mailing(epid)
+		if err != nil {
+			t.Errorf("session %s: ended without its mailing: %v", epid, err)
+			continue
+		}
+		ls, err := ms.Letters(epid, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) != m.Letters {
+			t.Errorf("mailing %s: %d letters recorded, the mailing says %d", epid, len(ls), m.Letters)
+		}
+		for _, l := range ls {
+			letters++
+			if l.Batch != batchOf[addr{epid, l.Idx}] {
+				t.Errorf("letter %d of %s says batch %q, the batches say %q", l.Idx, epid, l.Batch, batchOf[addr{epid, l.Idx}])
+			}
+			if finished && (l.Batch == "" || known[l.Batch].State != pipeline.BatchReady) {
+				t.Errorf("letter %d of %s was not produced: %s %s, batch %q", l.Idx, epid, l.Status, l.HoldReason, l.Batch)
+			}
+		}
+	}
+	outbox := filepath.Join(dataDir, "print", "outbox")
+	ents, err := os.ReadDir(outbox)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	inFolder := map[string]bool{}
+	for _, e := range ents {
+		b, ok := known[e.Name()]
+		if !ok || !e.IsDir() {
+			t.Errorf("hot folder: %s is no batch the mailroom made", e.Name())
+			continue
+		}
+		inFolder[b.ID] = true
+		dir := filepath.Join(outbox, e.Name())
+		for _, name := range []string{production.BatchPDF, production.ManifestJSON, production.ManifestCSV, production.LodgementJSON} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("hot folder: batch %s without %s: half-written", b.ID, name)
+			}
+		}
+		var man production.Manifest
+		if raw, err := os.ReadFile(filepath.Join(dir, production.ManifestJSON)); err != nil || json.Unmarshal(raw, &man) != nil || man.Batch != b.ID || len(man.Letters) != len(b.Letters) {
+			t.Errorf("hot folder: batch %s: manifest %+v (%v), the batch has %d letters", b.ID, man.Batch, err, len(b.Letters))
+		}
+		f, err := os.Open(filepath.Join(dir, production.BatchPDF))
+		if err != nil {
+			continue
+		}
+		fi, _ := f.Stat()
+		doc, err := pdf.Open(f, fi.Size(), pdf.Limits{})
+		if err != nil || doc.NumPages() != b.Sheets {
+			t.Errorf("hot folder: batch %s: batch.pdf %v, want %d pages", b.ID, err, b.Sheets)
+		}
+		f.Close()
+	}
+	for _, b := range batches {
+		if b.State == pipeline.BatchReady && !inFolder[b.ID] {
+			t.Errorf("batch %s is ready but not in the hot folder", b.ID)
+		}
+	}
+	if finished {
+		t.Logf("mailroom: %d letters of %d ended mailings, %d batches", letters, len(ack.ended), len(batches))
+		if letters == 0 || len(batches) == 0 {
+			t.Errorf("the harness produced nothing: it tested nothing")
+		}
+	}
+}
+
+// waitProduced waits until no mailing of the demo account has a letter
+// still Received (waiting for the check or the batch stage) and no batch
+// is being composed (lodge print list, through the admin socket), or
+// fails after a minute.
+func waitProduced(t *testing.T, in *instance) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, body := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"recent_uploads","params":{"account":"DEM00001","limit":1000}}`)
+		var res struct {
+			Result struct {
+				Uploads []struct {
+					EPID    string         `json:"epid"`
+					Letters map[string]int `json:"letters"`
+				} `json:"uploads"`
+			} `json:"result"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &res) != nil {
+			t.Fatalf("recent_uploads: %d %s", code, body)
+		}
+		waiting := 0
+		for _, u := range res.Result.Uploads {
+			waiting += u.Letters[pipeline.Received]
+		}
+		if waiting == 0 {
+			out, err := lodge(t, "", "print", "list", "-state", "composing", "-data-dir", in.dataDir)
+			if err != nil {
+				t.Fatalf("lodge print list: %v\n%s", err, out)
+			}
+			if strings.Contains(out, "no print batches composing") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute, %d letters are still waiting to be produced", waiting)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
