@@ -234,6 +234,7 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 			}
 			l.Checked = true
 			l.Pages, l.Sheets, l.Envelope, l.Postage, l.Postcode, l.Price = res.Pages, res.Sheets, res.Envelope, res.Postage, res.Postcode, res.Price
+			l.Unaddressed, l.CoverSheet = res.Unaddressed, res.CoverSheet
 			if res.Status == Held {
 				l.HoldFor(now, res.Hold, res.HoldReason)
 			} else {

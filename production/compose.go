@@ -161,6 +161,9 @@ func (k *composer) letter(b *pipeline.Batch, l *pipeline.Letter, background *pdf
 			if err != nil {
 				return fmt.Errorf("%s page %d: %w", part.file.Name, pg+1, err)
 			}
+			if !b.Colour {
+				paper(c) // the backdrop the greys blend with
+			}
 			if background != nil && !part.attachment && (first || k.m.Production.BackgroundPages == "all") {
 				place(c, *background)
 			}
@@ -248,9 +251,21 @@ func sheetCode(c *pdf.Content, epid string, letter, sheet, n int) {
 	c.DataMatrix(SheetCode(epid, letter, sheet, n), codeX, codeY, codeModule)
 }
 
+// paper paints the page white: the opaque backdrop greys needs. Where
+// nothing is painted the backdrop is transparent, and a renderer blends
+// the grey with nothing (poppler shows it as mid grey).
+func paper(c *pdf.Content) {
+	c.Save()
+	c.Gray(1)
+	c.Rect(0, 0, a4W, a4H)
+	c.Fill()
+	c.Restore()
+}
+
 // greys turns everything painted on the page so far into greys of the
 // same luminosity: a mid grey painted over it with the Saturation blend
-// mode takes every colour's saturation to zero.
+// mode takes every colour's saturation to zero. The page must have been
+// painted white first (paper).
 func greys(c *pdf.Content) {
 	c.Save()
 	c.Blend(pdf.Saturation)

@@ -400,6 +400,10 @@ func TestComposeShapes(t *testing.T) {
 		if c := bt.at(1, a4W/2, a4H/2); c[0] > 120 {
 			t.Errorf("the blue square is %v: want the blue's luminosity, a dark grey", c)
 		}
+		// paper where nothing is printed stays white, not the blend's grey
+		if c := bt.at(1, a4W-30*mm, a4H*0.75); c != [3]uint8{255, 255, 255} {
+			t.Errorf("blank paper is %v: want white", c)
+		}
 	})
 
 	t.Run("landscape turned, US Letter scaled", func(t *testing.T) {
