@@ -32,9 +32,21 @@ type Producer interface {
 	// Compose writes a batch's files (the print PDF, its manifest and
 	// lodgement summary) into the hot folder, all or nothing, and returns
 	// the batch's folder there. A batch already in the hot folder is not
-	// written again.
+	// written again. A *LetterError says one letter cannot be produced
+	// (its document cannot be read): the mailroom holds it and composes
+	// the batch again without it.
 	Compose(ctx context.Context, m *Mailing, b *Batch, letters []Letter) (dir string, err error)
 }
+
+// LetterError is Compose's error for one letter of a batch that cannot
+// be produced.
+type LetterError struct {
+	Idx int // the letter's index in its mailing
+	Err error
+}
+
+func (e *LetterError) Error() string { return fmt.Sprintf("letter %d: %v", e.Idx, e.Err) }
+func (e *LetterError) Unwrap() error { return e.Err }
 
 // Config tunes a Mailroom. The zero value means the documented defaults.
 type Config struct {
@@ -367,6 +379,10 @@ func (mr *Mailroom) compose(ctx context.Context, job Job) error {
 	}
 	start := time.Now()
 	dir, err := mr.prod.Compose(ctx, &m, &b, letters)
+	var le *LetterError
+	if errors.As(err, &le) {
+		return mr.dropLetter(job, id, epid, le)
+	}
 	if err != nil {
 		return err
 	}
@@ -400,6 +416,59 @@ func (mr *Mailroom) compose(ctx context.Context, job Job) error {
 	})
 	if err == nil {
 		mr.log.Info("print batch ready", "batch", id, "letters", len(b.Letters), "pages", b.Pages, "sheets", b.Sheets, "dir", dir, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return err
+}
+
+// dropLetter takes a letter that cannot be produced out of its batch and
+// holds it with the reason, in one commit with the batch's new figures;
+// the batch is composed again at once without it (or, left without
+// letters, is void).
+func (mr *Mailroom) dropLetter(job Job, id, epid string, le *LetterError) error {
+	now := mr.cfg.Now().UTC()
+	err := mr.store.Update([]string{epid}, func(tx Tx) error {
+		b, err := tx.Batch(id)
+		if err != nil {
+			return err
+		}
+		l, err := tx.Letter(epid, le.Idx)
+		if err != nil {
+			return err
+		}
+		l.Batch, l.Sheet = "", 0
+		l.HoldFor(now, HoldDocument, "it could not be produced: "+le.Err.Error())
+		tx.PutLetter(l)
+		kept := b.Letters[:0:0]
+		b.Sheets, b.Pages, b.Price = 0, 0, 0
+		for _, idx := range b.Letters {
+			if idx == le.Idx {
+				continue
+			}
+			o, err := tx.Letter(epid, idx)
+			if err != nil {
+				return err
+			}
+			kept = append(kept, idx)
+			o.Sheet = b.Sheets + 1
+			b.Sheets += o.Sheets
+			b.Pages += o.Pages
+			b.Price += o.Price
+			tx.PutLetter(o)
+		}
+		b.Letters = kept
+		if len(kept) == 0 {
+			b.State = BatchVoid
+			tx.PutBatch(b)
+			tx.DoneJob(job)
+			return nil
+		}
+		tx.PutBatch(b)
+		tx.Retry(job, now, fmt.Sprintf("letter %d held: %v", le.Idx, le.Err))
+		return nil
+	})
+	if err == nil {
+		mr.log.Warn("a letter could not be produced: held, its batch composed without it", "epid", epid, "letter", le.Idx, "batch", id, "err", le.Err)
+		mr.runner.Wake()
 	}
 	return err
 }

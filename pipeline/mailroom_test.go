@@ -45,6 +45,11 @@ func (p *folderProducer) Compose(ctx context.Context, m *Mailing, b *Batch, lett
 		p.failNext--
 		return "", errors.New("disk full")
 	}
+	for _, l := range letters {
+		if len(l.Postal) > 0 && l.Postal[0] == "BROKEN DOC" {
+			return "", &LetterError{Idx: l.Idx, Err: errors.New("page 2: no such object")}
+		}
+	}
 	var sb strings.Builder
 	for _, l := range letters {
 		fmt.Fprintf(&sb, "%d %s\n", l.Idx, l.Postcode)
@@ -309,5 +314,46 @@ func TestMailroomComposeRetry(t *testing.T) {
 		if j.Kind != JobPurge {
 			t.Fatalf("job left: %+v", j)
 		}
+	}
+}
+
+// TestMailroomLetterError: a letter whose document cannot be read at
+// composition is held with the reason and the batch is made without it;
+// a batch left without letters is void.
+func TestMailroomLetterError(t *testing.T) {
+	mr, p, c, _ := newMailroom(t)
+	err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345"}, []Letter{
+		postal(0, "a", "Jo", "1 Main St", "SYDNEY NSW 2000"),
+		postal(1, "b", "BROKEN DOC", "2 Main St", "SYDNEY NSW 2001"),
+		postal(2, "c", "Bo", "3 Main St", "SYDNEY NSW 2002"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mr.Submit(Mailing{EPID: "E2", Account: "ABC12345"}, []Letter{postal(0, "d", "BROKEN DOC", "1 Main St", "SYDNEY NSW 2000")}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Hour)
+	run(t, mr)
+	if got := statuses(t, mr, "E1"); got != "Processing,Held,Processing" {
+		t.Fatalf("statuses %s", got)
+	}
+	ls, _ := mr.Store().Letters("E1", 0, 0)
+	if ls[1].Hold != HoldDocument || !strings.Contains(ls[1].HoldReason, "no such object") || ls[1].Batch != "" {
+		t.Fatalf("the broken letter: %+v", ls[1])
+	}
+	b, err := mr.Store().Batch(ls[0].Batch)
+	if err != nil || b.State != BatchReady || len(b.Letters) != 2 || b.Sheets != 2 || p.composed[b.ID] != 1 || ls[2].Sheet != 2 {
+		t.Fatalf("batch %+v (%v), composed %d times; letter 2 on sheet %d", b, err, p.composed[b.ID], ls[2].Sheet)
+	}
+	bs, _ := mr.Store().Batches(BatchVoid)
+	if len(bs) != 1 || bs[0].EPID != "E2" || len(bs[0].Letters) != 0 {
+		t.Fatalf("void batches %+v", bs)
+	}
+	if got := statuses(t, mr, "E2"); got != "Held" {
+		t.Fatalf("E2: %s", got)
+	}
+	if jobs, _ := mr.Store().Jobs(); len(jobs) != 0 {
+		t.Fatalf("jobs left: %+v", jobs)
 	}
 }

@@ -227,6 +227,9 @@ const (
 	BatchReady     = "ready"     // in the hot folder, released to the printer
 	BatchPrinted   = "printed"
 	BatchLodged    = "lodged"
+	// BatchVoid: every letter of the batch was taken out of it (held:
+	// their documents could not be read); nothing to print.
+	BatchVoid = "void"
 )
 
 // Batch is a print batch: letters of one mailing sharing envelope, colour,

@@ -116,7 +116,12 @@ func (p *Producer) writeBatchPDF(ctx context.Context, path string, m *pipeline.M
 			return err
 		}
 		if err := k.letter(b, &letters[li], background); err != nil {
-			return fmt.Errorf("letter %d: %w", letters[li].Idx, err)
+			if ctx.Err() != nil || k.w.Err() != nil {
+				return fmt.Errorf("letter %d: %w", letters[li].Idx, err) // ours, not the letter's
+			}
+			// the letter's documents cannot be read: the mailroom holds it
+			// and composes the batch without it
+			return &pipeline.LetterError{Idx: letters[li].Idx, Err: err}
 		}
 	}
 	if err := k.w.Close(); err != nil {

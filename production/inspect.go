@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lodge-mail/lodge/internal/pdf"
 	"github.com/lodge-mail/lodge/internal/sandbox"
 	"github.com/lodge-mail/lodge/pipeline"
 )
@@ -129,6 +130,9 @@ func (p *Producer) Inspect(ctx context.Context, m *pipeline.Mailing, letters []*
 				continue
 			}
 			path, err := p.pdfOf(ctx, m, part.file)
+			if err == nil {
+				err = readable(path, part.file)
+			}
 			var de *docError
 			switch {
 			case errors.As(err, &de):
@@ -208,6 +212,29 @@ func (p *Producer) Inspect(ctx context.Context, m *pipeline.Mailing, letters []*
 			}
 			l.Price = price
 		}
+	}
+	return nil
+}
+
+// readable checks that production's own reader opens a document's PDF and
+// finds its pages, so that a letter whose document it cannot read is held
+// now, not found at composition.
+func readable(path string, f pipeline.File) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return err
+	}
+	doc, err := pdf.Open(fh, fi.Size(), pdf.Limits{})
+	if err != nil {
+		return &docError{fmt.Sprintf("%s cannot be read for printing: %v", f.Name, err)}
+	}
+	if n := doc.NumPages(); n < f.Pages {
+		return &docError{fmt.Sprintf("%s has %d pages for printing, %d when it was uploaded", f.Name, n, f.Pages)}
 	}
 	return nil
 }

@@ -95,7 +95,14 @@ func TestInspect(t *testing.T) {
 	os.WriteFile(ps.Path, []byte("%!PS\n/Helvetica findfont 10 scalefont setfont\n71 640 moveto (Bo Person) show\n71 626 moveto (9 High St) show\n71 612 moveto (DARWIN NT 0800) show\nshowpage\n"), 0o644)
 	broken := pipeline.File{Name: "broken.ps", Kind: "ps", Path: filepath.Join(dir, "broken.ps"), Pages: 1}
 	os.WriteFile(broken.Path, []byte("%!PS\n/foo bar baz\n"), 0o644)
-	m := &pipeline.Mailing{EPID: "E1", Account: "ABC12345", Files: []pipeline.File{stmt, ps, broken}, Production: pipeline.Production{Duplex: true}}
+	// a PDF production's reader cannot open, and a PostScript program
+	// that never ends (stopped by the converter's time bound)
+	garbled := pipeline.File{Name: "garbled.pdf", Kind: "pdf", Path: filepath.Join(dir, "garbled.pdf"), Pages: 1}
+	os.WriteFile(garbled.Path, []byte("%PDF-1.4\nnot a PDF at all\n"), 0o644)
+	bomb := pipeline.File{Name: "bomb.ps", Kind: "ps", Path: filepath.Join(dir, "bomb.ps"), Pages: 1}
+	os.WriteFile(bomb.Path, []byte("%!PS\n{ 1 pop } loop\nshowpage\n"), 0o644)
+	p.cfg.ToolTimeout = 2 * time.Second
+	m := &pipeline.Mailing{EPID: "E1", Account: "ABC12345", Files: []pipeline.File{stmt, ps, broken, garbled, bomb}, Production: pipeline.Production{Duplex: true}}
 	mk := func(idx int, file string, start, end int, postal ...string) *pipeline.Letter {
 		return &pipeline.Letter{EPID: "E1", Idx: idx, Status: pipeline.Received, Channels: []string{"postal"}, Postal: postal, Received: time.Now(),
 			Documents: []pipeline.DocPart{{File: file, PageStart: start, PageEnd: end}}}
@@ -107,6 +114,8 @@ func TestInspect(t *testing.T) {
 		mk(3, "letter.ps", 0, -1, "Bo Person", "9 High St", "DARWIN NT 0800"),
 		mk(4, "broken.ps", 0, -1, "Bo Person", "9 High St", "DARWIN NT 0800"),
 		mk(5, "statements.pdf", 4, 9, "Cy Blank", "5 Low Rd", "HOBART TAS 7000"),
+		mk(6, "garbled.pdf", 0, -1, "Bo Person", "9 High St", "DARWIN NT 0800"),
+		mk(7, "bomb.ps", 0, -1, "Bo Person", "9 High St", "DARWIN NT 0800"),
 	}
 	if err := p.Inspect(context.Background(), m, ls); err != nil {
 		t.Fatal(err)
@@ -122,6 +131,8 @@ func TestInspect(t *testing.T) {
 		{status: pipeline.Received, sheets: 1},
 		{status: pipeline.Held, hold: pipeline.HoldDocument, why: "broken.ps could not be converted"},
 		{status: pipeline.Held, hold: pipeline.HoldDocument, why: "has no pages 5 to 10"},
+		{status: pipeline.Held, hold: pipeline.HoldDocument, why: "garbled.pdf cannot be read for printing"},
+		{status: pipeline.Held, hold: pipeline.HoldDocument, why: "bomb.ps could not be converted to PDF for printing: gs took too long"},
 	}
 	for i, w := range want {
 		l := ls[i]
