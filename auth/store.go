@@ -17,6 +17,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/internal/adminsock"
+	"github.com/lodge-mail/lodge/internal/pebblelog"
 )
 
 // Errors of the store. They are wrapped with the name concerned; test them
@@ -151,7 +152,7 @@ func openStore(dir string, params argonParams) (*Store, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Quiet{}})
 	if err != nil {
 		if adminsock.Locked(err) {
 			return nil, &inUseError{dir: dir, err: err}
@@ -722,14 +723,4 @@ func scanJSON[T any](db *pebble.DB, prefix string, fn func(T)) error {
 		fn(v)
 	}
 	return it.Close()
-}
-
-// quietLogger drops pebble's informational logs; errors still reach us as
-// returned errors.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{})  {}
-func (quietLogger) Errorf(string, ...interface{}) {}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf(format, args...))
 }

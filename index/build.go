@@ -20,6 +20,7 @@ import (
 	"github.com/lodge-mail/lodge/data"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/durable"
+	"github.com/lodge-mail/lodge/internal/pebblelog"
 	"github.com/lodge-mail/lodge/progress"
 )
 
@@ -443,7 +444,7 @@ func checkCodes(r io.Reader, name string, tick func()) ([]string, error) {
 // writePebble writes the reference's records, then the meta record, and
 // syncs.
 func writePebble(ctx context.Context, dir string, ref *engine.Reference, streets *engine.Streets, meta *Meta, start time.Time) error {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Quiet{}})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dir, err)
 	}
@@ -573,23 +574,13 @@ type bleveDoc struct {
 	Name string `json:"name"`
 }
 
-// quietLogger drops pebble's informational logs; errors still reach us as
-// returned errors.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{})  {}
-func (quietLogger) Errorf(string, ...interface{}) {}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf(format, args...))
-}
-
 // readCurrentMeta reads the meta record of the current index.
 func readCurrentMeta(dataDir string) (Meta, string, error) {
 	dir, err := currentDir(dataDir)
 	if err != nil {
 		return Meta{}, "", err
 	}
-	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{ReadOnly: true, Logger: quietLogger{}})
+	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{ReadOnly: true, Logger: pebblelog.Quiet{}})
 	if err != nil {
 		return Meta{}, "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/pebblelog"
 )
 
 // Index is an opened reference index: its meta record, the in-memory
@@ -36,7 +37,7 @@ func Open(dataDir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{ReadOnly: true, Logger: quietLogger{}})
+	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{ReadOnly: true, Logger: pebblelog.Quiet{}})
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/segmentio/encoding/json"
+
+	"github.com/lodge-mail/lodge/internal/pebblelog"
 )
 
 // Pebble keys, prefix "mail/v1/", JSON values unless said otherwise:
@@ -59,7 +61,7 @@ type PebbleStore struct {
 
 // OpenPebble opens (creating) a store in dir.
 func OpenPebble(dir string) (*PebbleStore, error) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Quiet{}})
 	if err != nil {
 		return nil, fmt.Errorf("mailroom store %s: %w", dir, err)
 	}
@@ -72,14 +74,6 @@ func OpenPebble(dir string) (*PebbleStore, error) {
 // the caller closes after the store's last use.
 func NewPebble(db *pebble.DB) *PebbleStore {
 	return &PebbleStore{db: db, leases: map[string]uint64{}}
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{})  {}
-func (quietLogger) Errorf(string, ...interface{}) {}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf(format, args...))
 }
 
 // Close closes the database when the store opened it; closing again does

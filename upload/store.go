@@ -20,6 +20,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/internal/durable"
+	"github.com/lodge-mail/lodge/internal/pebblelog"
 )
 
 // Errors of the store; test with errors.Is.
@@ -175,7 +176,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o750); err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(filepath.Join(dir, "db"), &pebble.Options{Logger: quietLogger{}})
+	db, err := pebble.Open(filepath.Join(dir, "db"), &pebble.Options{Logger: pebblelog.Quiet{}})
 	if err != nil {
 		return nil, fmt.Errorf("upload store %s: %w", dir, err)
 	}
@@ -199,14 +200,6 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Options returns the store's options with defaults applied.
 func (s *Store) Options() Options { return s.opt }
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{})  {}
-func (quietLogger) Errorf(string, ...interface{}) {}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf(format, args...))
-}
 
 func (s *Store) lock(epid string) *sync.Mutex { return &s.locks[lockIndex(epid, len(s.locks))] }
 

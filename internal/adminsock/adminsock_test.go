@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/lodge-mail/lodge/internal/pebblelog"
 )
 
 var (
@@ -461,16 +463,16 @@ func TestHandleRefuses(t *testing.T) {
 // failures.
 func TestLocked(t *testing.T) {
 	dir := t.TempDir()
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Quiet{}})
 	mustNil(t, err)
 	defer db.Close()
-	_, err = pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	_, err = pebble.Open(dir, &pebble.Options{Logger: pebblelog.Quiet{}})
 	if err == nil || !Locked(fmt.Errorf("mailroom store: %w", err)) {
 		t.Errorf("the second open: %v, not seen as locked", err)
 	}
 	f := filepath.Join(t.TempDir(), "file")
 	mustNil(t, os.WriteFile(f, nil, 0o600))
-	_, err = pebble.Open(filepath.Join(f, "db"), &pebble.Options{Logger: quietLogger{}})
+	_, err = pebble.Open(filepath.Join(f, "db"), &pebble.Options{Logger: pebblelog.Quiet{}})
 	if err == nil || Locked(err) {
 		t.Errorf("opening under a file: %v, seen as locked", err)
 	}
@@ -532,12 +534,4 @@ func jsonEqual(a, b json.RawMessage) bool {
 	}
 	var x, y bytes.Buffer
 	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
 }
