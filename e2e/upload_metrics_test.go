@@ -57,7 +57,7 @@ func TestUploadMetricsAndLog(t *testing.T) {
 			t.Errorf("/metrics has no line %q", want)
 		}
 	}
-	if !regexp.MustCompile(`level=INFO msg="mailing accepted" epid=` + epid + ` account=DEM00001 user=\S+ status=received letters=1 files=2 bytes=` + fmt.Sprint(len(pdf)+len(meta))).MatchString(in.logs()) {
+	if !regexp.MustCompile(`level=INFO msg="mailing accepted" epid=` + epid + ` account=DEM00001 user=\S+ status=received letters=1 held=0 files=2 bytes=` + fmt.Sprint(len(pdf)+len(meta))).MatchString(in.logs()) {
 		t.Errorf("no INFO line for the accepted mailing in the log:\n%s", in.logs())
 	}
 }

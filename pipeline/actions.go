@@ -110,6 +110,7 @@ func (mr *Mailroom) act(account string, sel Selector, fn func(tx Tx, m *Mailing,
 	err = mr.store.Update(epidsOf(keys), func(tx Tx) error {
 		out = out[:0]
 		mailings := map[string]*Mailing{}
+		wasHeld := map[string]bool{} // the mailings' cust_hold before fn
 		changed := map[string]bool{}
 		for _, k := range keys {
 			m := mailings[k.epid]
@@ -120,6 +121,7 @@ func (mr *Mailroom) act(account string, sel Selector, fn func(tx Tx, m *Mailing,
 				}
 				m = &mm
 				mailings[k.epid] = m
+				wasHeld[k.epid] = m.CustHold
 			}
 			l, err := tx.Letter(k.epid, k.idx)
 			if err != nil {
@@ -131,6 +133,11 @@ func (mr *Mailroom) act(account string, sel Selector, fn func(tx Tx, m *Mailing,
 				changed[k.epid] = true
 			}
 			out = append(out, Outcome{EPID: l.EPID, Ref: l.Reference, Idx: l.Idx, Status: l.Status, Changed: ok, Why: why})
+		}
+		for epid, m := range mailings {
+			if m.CustHold != wasHeld[epid] {
+				changed[epid] = true // a mailing released whole, whatever its letters
+			}
 		}
 		for epid := range changed {
 			m := mailings[epid]

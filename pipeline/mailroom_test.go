@@ -357,3 +357,30 @@ func TestMailroomLetterError(t *testing.T) {
 		t.Fatalf("jobs left: %+v", jobs)
 	}
 }
+
+// TestReleaseWholeMailing: releasing a whole mailing ends its customer
+// hold even when none of its letters was held by it (all held for their
+// address): a later correction sends the letter on, not back on hold.
+func TestReleaseWholeMailing(t *testing.T) {
+	mr, _, c, _ := newMailroom(t)
+	bad := postal(0, "bad", "Al", "2 Main St", "NOWHERE NSW 2999")
+	bad.Address = &Verdict{Status: "invalid", Nation: "AUS", Message: "no such locality"}
+	if err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345", CustHold: true}, []Letter{bad}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := mr.Release("ABC12345", Selector{EPID: "E1"}, "jo")
+	if err != nil || out[0].Changed {
+		t.Fatalf("release: %+v %v", out, err)
+	}
+	if m, _ := mr.Store().Mailing("E1"); m.CustHold {
+		t.Fatal("the mailing is still on customer hold after its release")
+	}
+	if _, _, err := mr.Correct("ABC12345", Selector{EPID: "E1", Indexes: []int{0}}, []string{"Al", "2 Main St", "SYDNEY NSW 2000"}, "jo"); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Hour)
+	run(t, mr)
+	if got := statuses(t, mr, "E1"); got != "Processing" {
+		t.Fatalf("after release and correction: %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -282,7 +283,16 @@ func (mr *Mailroom) rpcCorrect(dst, params []byte, p rpc.Principal) ([]byte, int
 	}
 	lines, ok := postalLines(in.Postal)
 	if !ok {
-		return badParams(dst, `postal is the new address: a string of lines separated by newlines, or an array of 3 to 6 lines`)
+		return badParams(dst, `postal is the new address: a string of lines separated by newlines, or an array of lines (1 to 7; the address check judges them)`)
+	}
+	if len(sel.Refs) == 1 {
+		ls, err := mr.store.LettersByRef(p.Account, sel.Refs[0])
+		if err != nil {
+			return dst, rpc.CodeInternalError, "internal error"
+		}
+		if len(ls) > 1 {
+			return badParams(dst, fmt.Sprintf("ref %q names %d letters: name one with session_id and letter", sel.Refs[0], len(ls)))
+		}
 	}
 	out, v, err := mr.Correct(p.Account, sel, lines, who(p))
 	if err != nil {

@@ -121,4 +121,9 @@ func TestRPCMethods(t *testing.T) {
 	f("correct_letter", `{"account":"ABC12345","ref":"bad","session_id":"E1","letter":1,"postal":"a"}`, "ABC12345", "name one letter")
 	f("correct_letter", `{"account":"ABC12345","ref":"bad","postal":42}`, "ABC12345", "postal is the new address")
 	f("correct_letter", `{"account":"ABC12345","ref":"bad","postal":"\n \n"}`, "ABC12345", "postal is the new address")
+	// a reference of several letters names none of them
+	if err := mr.Submit(Mailing{EPID: "E2", Account: "ABC12345"}, []Letter{postal(0, "ref0", "X", "1 Main St", "SYDNEY NSW 2000")}); err != nil {
+		t.Fatal(err)
+	}
+	f("correct_letter", `{"account":"ABC12345","ref":"ref0","postal":"A\nB\nSYDNEY NSW 2000"}`, "ABC12345", `ref "ref0" names 2 letters`)
 }

@@ -188,7 +188,9 @@ func (p *Producer) Inspect(ctx context.Context, m *pipeline.Mailing, letters []*
 			case v == "":
 			case v == "clear":
 				l.Unaddressed = true
-			case m.Production.CoverSheet:
+			case m.Production.CoverSheet && !looksLikeAddress(v):
+				// not clear, but no address either: the address goes on a
+				// cover sheet (another recipient's address is held below)
 				l.Unaddressed, l.CoverSheet = true, true
 				l.Pages++
 			default:

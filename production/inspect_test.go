@@ -29,6 +29,16 @@ func TestWindowVerdict(t *testing.T) {
 	f("Al Other\n1 Main St\nSYDNEY NSW 2000", addr, "AL OTHER / 1 MAIN ST / SYDNEY NSW 2000")
 	f("Jo Citizen\n3/72 Charles St", addr, "JO CITIZEN / 3/72 CHARLES ST")
 	f("Jo Citizen\n3/72 Charles St\nSt Kilda VIC 3182\nInvoice 5", addr, "JO CITIZEN / 3/72 CHARLES ST / ST KILDA VIC 3182 / INVOICE 5")
+	g := func(shown string, want bool) {
+		t.Helper()
+		if got := looksLikeAddress(shown); got != want {
+			t.Fatalf("looksLikeAddress(%q) = %v", shown, got)
+		}
+	}
+	g("AL OTHER / 1 MAIN ST / SYDNEY NSW 2000", true)
+	g("PO Box 12 / Darwin nt 0800", true)
+	g("EXAMPLE UTILITIES PTY LTD / ABN 00 000 000 000", false)
+	g("Statement for March 2026 / Account 1234", false)
 }
 
 func TestSheetsAndPostcode(t *testing.T) {

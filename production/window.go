@@ -3,6 +3,7 @@ package production
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -89,4 +90,15 @@ func windowVerdict(window string, postal []string) string {
 		return ""
 	}
 	return strings.Join(got, " / ")
+}
+
+// auStateLine matches the last line of an Australian address: a state and
+// a postcode.
+var auStateLine = regexp.MustCompile(`\b(NSW|VIC|QLD|SA|WA|TAS|NT|ACT)\s+\d{4}\b`)
+
+// looksLikeAddress reports whether what a window shows reads as an
+// Australian address (a line with a state and a postcode): another
+// recipient's, rather than a letterhead or body text.
+func looksLikeAddress(shown string) bool {
+	return auStateLine.MatchString(strings.ToUpper(shown))
 }

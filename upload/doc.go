@@ -28,10 +28,11 @@
 // Options.SessionTTL, default 24 h, runs out: the janitor deletes its
 // files) or is abandoned (a failed mpf_upload: its files are deleted at
 // once). The
-// documents of an ended mailing are kept for Options.Retention (default
-// 30 days, DefaultRetention) after it ended, then deleted by the janitor;
-// the session, file, mailing and letter records stay (PurgeDocuments is the
-// one place that policy lives). The janitor (Sweep, every minute) and
+// documents of an ended mailing are kept while the mailroom needs them
+// (Options.Keep) and purged by it (PurgeMailing) once its letters are
+// produced and the preview period is over; a mailing the mailroom does not
+// know is purged by the janitor Options.Retention (default 30 days,
+// DefaultRetention) after it ended. The session and file records stay. The janitor (Sweep, every minute) and
 // start-up read only indexes of the work that can be due: open sessions by
 // expiry, kept documents by end time, and closings in progress; their cost
 // is that of the open sessions and of the work due, not of the history.

@@ -334,7 +334,7 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 		if pack.CustHold != nil {
 			m.CustHold = *pack.CustHold
 		}
-		m.Settings, _ = json.Marshal(pack)
+		m.Settings, _ = json.Marshal(pack.Attributes()) // after profiles; letters apart
 		m.Production = production(pack)
 	} else {
 		m.Production = production(&metadata.Pack{})

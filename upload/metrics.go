@@ -19,8 +19,8 @@ import (
 //	lodge_upload_files_received_total            files stored by PUT and mpf_upload (ZIP entries not counted)
 //	lodge_upload_bytes_received_total            their bytes
 //	lodge_upload_mailings_total{status}          mailings accepted: received, queued_auto
-//	lodge_upload_letters_total{status}           letters that took a status: Received (committed),
-//	                                             Lodged, Held (lodgement), Cancelled (cancel_letters)
+//	lodge_upload_letters_total{status}           letters accepted, by the status they were handed
+//	                                             to the mailroom with: Received or Held
 //	lodge_upload_documents_purged_total          mailings whose documents the retention period removed
 //	lodge_upload_rejections_total{reason}        upload requests not answered 2xx, once each, by
 //	                                             reason (rejectReasons)

@@ -44,7 +44,7 @@ const StatusMixed = "mixed"
 //	            deleted), "abandoned" (a failed mpf_upload request: its
 //	            files were deleted), or once ended the mailing's status,
 //	            told by its letters: the status all of them share, in
-//	            lower case ("received": queued for lodgement, "lodged",
+//	            lower case ("received": checked or waiting for its cancellation window, "lodged",
 //	            "held", "cancelled"), "mixed" when they differ (see
 //	            letters); a mailing without letters "queued_auto" (for
 //	            the auto processor, which this version does not have: it

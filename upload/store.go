@@ -125,9 +125,9 @@ type Options struct {
 	// disk refuses new files cleanly instead of failing half-way.
 	MinFreeBytes int64
 	// Retention is how long the documents (uploaded files) of an ended
-	// mailing are kept after end_session (default 30 days); then they are
-	// deleted and the records (session, files, mailing, letters) stay.
-	// See PurgeDocuments.
+	// mailing the mailroom does not keep (Keep) stay after end_session
+	// (default 30 days); then they are deleted and the records stay. See
+	// PurgeDocuments.
 	Retention time.Duration
 	// Metrics is the metric set the upload counters go on (metrics.go):
 	// the server's, so that /metrics shows them; nil for a private one.

@@ -313,3 +313,57 @@ func (st *state) parse(name string, data []byte) *Pack {
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// Attributes returns the mailing attributes p sets, under their field
+// names (spec 2.2, production_options with this service's extensions), for
+// records and reports. Letters are not among them.
+func (p *Pack) Attributes() map[string]any {
+	out := map[string]any{}
+	put := func(name string, v any, set bool) {
+		if set {
+			out[name] = v
+		}
+	}
+	put("duplex", deref(p.Duplex), p.Duplex != nil)
+	put("colour_model", deref(p.ColourModel), p.ColourModel != nil)
+	put("title", deref(p.Title), p.Title != nil)
+	put("customer_email", deref(p.CustomerEmail), p.CustomerEmail != nil)
+	put("confirmation_email", deref(p.ConfirmationEmail), p.ConfirmationEmail != nil)
+	put("department", deref(p.Department), p.Department != nil)
+	put("purchase_order", deref(p.PurchaseOrder), p.PurchaseOrder != nil)
+	put("profile", deref(p.Profile), p.Profile != nil)
+	put("terminal", deref(p.Terminal), p.Terminal != nil)
+	put("cust_hold", deref(p.CustHold), p.CustHold != nil)
+	put("orientation", deref(p.Orientation), p.Orientation != nil)
+	put("attachments", append([]string{}, p.Attachments...), p.AttachmentsSet)
+	put("template", deref(p.Template), p.Template != nil)
+	put("sms_from", deref(p.SMSFrom), p.SMSFrom != nil)
+	put("email_from", deref(p.EmailFrom), p.EmailFrom != nil)
+	put("email_subj", deref(p.EmailSubj), p.EmailSubj != nil)
+	if o := p.ProductionOptions; o != nil {
+		po := map[string]any{}
+		set := func(name string, v any, ok bool) {
+			if ok {
+				po[name] = v
+			}
+		}
+		set("aup_dlvtyp", deref(o.AupDlvtyp), o.AupDlvtyp != nil)
+		set("force_c4", deref(o.ForceC4), o.ForceC4 != nil)
+		set("background", deref(o.Background), o.Background != nil)
+		set("background_pages", deref(o.BackgroundPages), o.BackgroundPages != nil)
+		set("cover_sheet", deref(o.CoverSheet), o.CoverSheet != nil)
+		set("stock", deref(o.Stock), o.Stock != nil)
+		if len(po) > 0 {
+			out["production_options"] = po
+		}
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
