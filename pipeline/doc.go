@@ -1,7 +1,8 @@
 // Package pipeline is the mailroom's spine: the records of mailings,
 // letters and print batches, the durable queue of work, and the stages a
 // mailing passes after end_session (check, hold, batch, compose and hand
-// over), each committed before the next starts.
+// over, and print when a printer is configured), each committed before
+// the next starts.
 //
 // # Promises
 //
@@ -17,6 +18,10 @@
 //     at the printer), Printed, Lodged (handed to the postal service, with
 //     the time), Cancelled, Returned, Failed (with the reason). Every
 //     change is an event on the letter's timeline.
+//   - A ready batch is sent to the printer (Config.Printer) at least
+//     once and, as far as the printer can tell, once: its ID names the
+//     printer job, and the print stage asks the printer for a job of
+//     that name before sending (print.go).
 //   - Production waits for the cancellation window; cancel_letters works
 //     until a letter's batch is made.
 //

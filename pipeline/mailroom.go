@@ -68,9 +68,12 @@ type Config struct {
 	// Channels are the delivery channels this server can send by; a
 	// letter whose primary channel is another is held (default postal).
 	Channels []string
-	Runner   RunnerConfig
-	Now      func() time.Time
-	Metrics  *metrics.Set
+	// Printer, when set, is sent every batch made ready (the print
+	// stage, print.go); nil: batches wait in the hot folder only.
+	Printer Printer
+	Runner  RunnerConfig
+	Now     func() time.Time
+	Metrics *metrics.Set
 }
 
 func (c Config) withDefaults() Config {
@@ -123,6 +126,9 @@ func New(store Store, prod Producer, cfg Config, log *slog.Logger) *Mailroom {
 	mr.runner.Handle(JobBatch, mr.batch)
 	mr.runner.Handle(JobCompose, mr.compose)
 	mr.runner.Handle(JobPurge, mr.purge)
+	if cfg.Printer != nil {
+		mr.runner.Handle(JobPrint, mr.print)
+	}
 	return mr
 }
 
@@ -411,6 +417,9 @@ func (mr *Mailroom) compose(ctx context.Context, job Job) error {
 			return err
 		}
 		mr.settle(tx, &m, ls, now)
+		if mr.cfg.Printer != nil {
+			tx.AddJob(Job{Kind: JobPrint, Key: job.Key, Due: now})
+		}
 		tx.DoneJob(job)
 		return nil
 	})

@@ -41,4 +41,11 @@
 // over each page in the Saturation blend mode, which keeps every colour's
 // luminosity and drops its hue. A letter whose pages or sheets come out
 // other than Inspect counted fails the batch (its documents changed).
+//
+// # Sending to a printer
+//
+// Printer (printer.go) implements pipeline.Printer over IPP
+// (internal/ipp): a ready batch's batch.pdf is sent as a job named after
+// the batch, sides set for duplex or simplex, and the printer's jobs are
+// looked up by that name. The hot folder keeps the batch either way.
 package production

@@ -95,13 +95,14 @@ func (c *Client) Printer() string { return c.printer }
 
 // StatusError is a response whose status is not successful.
 type StatusError struct {
+	Printer string
 	Op      uint16
 	Status  uint16
 	Message string // status-message, when the printer gave one
 }
 
 func (e *StatusError) Error() string {
-	s := fmt.Sprintf("ipp %s: %s", opName(e.Op), StatusName(e.Status))
+	s := fmt.Sprintf("ipp %s to %s: %s", opName(e.Op), e.Printer, StatusName(e.Status))
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -187,6 +188,10 @@ func (c *Client) Do(ctx context.Context, req *Message, doc io.Reader, size int64
 	}
 	resp, err := c.cfg.HTTP.Do(hr)
 	if err != nil {
+		var ue *url.Error // names the http URL: the printer's is said here
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("ipp %s to %s: %w", opName(req.Code), c.printer, err)
 	}
 	defer resp.Body.Close()
@@ -212,7 +217,7 @@ func (c *Client) Do(ctx context.Context, req *Message, doc io.Reader, size int64
 		return nil, fmt.Errorf("ipp %s to %s: the answer is to request %d, not %d", opName(req.Code), c.printer, m.RequestID, req.RequestID)
 	}
 	if m.Code >= 0x0100 {
-		e := &StatusError{Op: req.Code, Status: m.Code}
+		e := &StatusError{Printer: c.printer, Op: req.Code, Status: m.Code}
 		if g := m.Group(TagOperation); g != nil {
 			if a := g.Get("status-message"); a != nil && (a.Values[0].Tag == TagText || a.Values[0].Tag == TagTextWithLang) {
 				e.Message = a.Values[0].String()
@@ -335,7 +340,7 @@ func (c *Client) GetJob(ctx context.Context, id int) (Job, error) {
 	}
 	g := resp.Group(TagJob)
 	if g == nil {
-		return Job{}, errors.New("ipp Get-Job-Attributes: the answer has no job attributes")
+		return Job{}, fmt.Errorf("ipp Get-Job-Attributes to %s: the answer has no job attributes", c.printer)
 	}
 	return jobOf(g), nil
 }

@@ -115,11 +115,11 @@ func TestClientHostile(t *testing.T) {
 		g := opGroup
 		g.Attrs = append(g.Attrs, Attribute{"status-message", []Value{Text("not accepting jobs")}})
 		w.Write(response(r, 0x0506, g))
-	}, true, "ipp Print-Job: server-error-not-accepting-jobs: not accepting jobs")
+	}, true, "/printers/p: server-error-not-accepting-jobs: not accepting jobs")
 	f(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/ipp")
 		w.Write(response(r, 0x0599, Group{Tag: TagOperation, Attrs: []Attribute{{"status-message", []Value{Integer(3)}}}}))
-	}, false, "ipp Get-Jobs: status 0x0599$") // a status-message that is no text is not read as one
+	}, false, "/printers/p: status 0x0599$") // a status-message that is no text is not read as one
 	f(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/ipp")
 		w.Write(response(r, 0, opGroup))
@@ -156,7 +156,7 @@ func TestRequestOrder(t *testing.T) {
 		t.Errorf("request attributes\n%s\nwant\n%s", got, want)
 	}
 	var se *StatusError
-	if !errors.As(error(&StatusError{Op: OpPrintJob, Status: 0x0406}), &se) || se.Error() != "ipp Print-Job: client-error-not-found" {
+	if !errors.As(error(&StatusError{Printer: "ipp://p.example/printers/p", Op: OpPrintJob, Status: 0x0406}), &se) || se.Error() != "ipp Print-Job to ipp://p.example/printers/p: client-error-not-found" {
 		t.Errorf("StatusError reads %q", se.Error())
 	}
 }

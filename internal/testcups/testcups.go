@@ -48,11 +48,13 @@ import (
 // The programs and files a scheduler with PDF printers needs (Debian's
 // paths).
 const (
-	cupsd   = "/usr/sbin/cupsd"
-	lpadmin = "/usr/sbin/lpadmin"
-	backend = "/usr/lib/cups/backend/cups-pdf"
-	ppd     = "/usr/share/ppd/cups-pdf/CUPS-PDF_opt.ppd"
-	etcCUPS = "/etc/cups"
+	cupsd      = "/usr/sbin/cupsd"
+	lpadmin    = "/usr/sbin/lpadmin"
+	cupsaccept = "/usr/sbin/cupsaccept"
+	cupsreject = "/usr/sbin/cupsreject"
+	backend    = "/usr/lib/cups/backend/cups-pdf"
+	ppd        = "/usr/share/ppd/cups-pdf/CUPS-PDF_opt.ppd"
+	etcCUPS    = "/etc/cups"
 )
 
 // CUPS is a private scheduler.
@@ -110,7 +112,7 @@ func Listen(t testing.TB) *CUPS {
 
 func need(t testing.TB) {
 	t.Helper()
-	for _, p := range []string{cupsd, lpadmin, backend, "gs", "pdfinfo"} {
+	for _, p := range []string{cupsd, lpadmin, cupsaccept, cupsreject, backend, "gs", "pdfinfo"} {
 		testenv.Tool(t, p)
 	}
 	if _, err := os.Stat(ppd); err != nil {
@@ -241,6 +243,14 @@ func (c *CUPS) AddPDFQueue(t testing.TB, name string) Queue {
 	c.run(t, lpadmin, "-p", name, "-E", "-v", "cups-pdf:/"+instance, "-P", ppd)
 	return q
 }
+
+// Reject makes a queue refuse new jobs (cupsreject), Accept take them
+// again (cupsaccept).
+func (c *CUPS) Reject(t testing.TB, q Queue) {
+	t.Helper()
+	c.run(t, cupsreject, q.Name)
+}
+func (c *CUPS) Accept(t testing.TB, q Queue) { t.Helper(); c.run(t, cupsaccept, q.Name) }
 
 // PDFs returns the PDFs the queue has written.
 func (q Queue) PDFs(t testing.TB) []string {
