@@ -51,6 +51,7 @@ func runServe(ctx context.Context, args []string) error {
 	retention := fs.Duration("upload-retention", upload.DefaultRetention, "how long the uploaded documents of an ended mailing are kept once its letters are produced (the preview period); then they are deleted (its records stay)")
 	cancelWindow := fs.Duration("cancel-window", time.Hour, "how long after end_session letters can be cancelled: production waits for it (an account's own: <data-dir>/accounts/<ACCOUNT>.json)")
 	outbox := fs.String("print-outbox", "", "the print room's hot folder, where finished batches appear (default <data-dir>/print/outbox)")
+	printerURI := fs.String("printer", "", "also send each print batch to this IPP printer, for example ipp://printhost:631/printers/NAME (empty: the hot folder only)")
 	minFree := fs.Int64("min-free-bytes", 1<<30, "disk space an upload must leave free in the data directory (HTTP 503 with Retry-After when it would not)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (for example 127.0.0.1:6060); empty for none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
@@ -110,6 +111,15 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var printer pipeline.Printer // stays nil without -printer (a nil *production.Printer in it would not be)
+	if *printerURI != "" {
+		p, err := production.NewPrinter(production.PrinterConfig{URI: *printerURI}, log)
+		if err != nil {
+			return fmt.Errorf("-printer: %w", err)
+		}
+		printer = p
+		log.Info("print batches are also sent to a printer", "printer", *printerURI)
+	}
 
 	// the upload and mailroom counters, served on /metrics with the
 	// server's (below)
@@ -138,6 +148,7 @@ func runServe(ctx context.Context, args []string) error {
 			r := eng.Check(lines, false)
 			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
 		},
+		Printer: printer,
 		Metrics: mailroomMetrics,
 	}, log)
 	// The account, user, key, print and invoice commands reach the stores
