@@ -178,6 +178,7 @@ SystemGroup root
 	c.cmd = exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ exec "$0" "$@"`, cupsd, "-f", "-l", "-c", conf, "-s", filesConf)
 	c.cmd.Env = append(slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, "LISTEN_") }), "LISTEN_FDS=1")
 	c.cmd.ExtraFiles = []*os.File{f} // descriptor 3
+	stopWithTest(c.cmd)
 	var stderr strings.Builder
 	c.cmd.Stderr = &stderr
 	if err := c.cmd.Start(); err != nil {
