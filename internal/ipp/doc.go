@@ -6,7 +6,7 @@
 //
 // # Why our own
 //
-// The codec is about 300 lines; the one maintained Go library,
+// The codec is under 400 lines; the one maintained Go library,
 // github.com/phin1x/go-ipp (v1.6.1, Apache-2.0), was read and tried
 // first. Its decoder trusts the lengths it reads: a 12-byte response
 // whose name length is 0xFFFF panics it ("makeslice: len out of range");
