@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"github.com/lodge-mail/lodge/internal/testdoc"
+	"time"
 
 	"archive/zip"
 	"bytes"
@@ -344,10 +345,12 @@ func TestPDFLarge(t *testing.T) {
 		}
 		return b.Xref("/Root 1 0 R")
 	}
-	if n, err := count(PDF, build(false), Limits{}); n != 100000 || err != nil {
+	// time enough on a loaded machine (under -race beside other
+	// packages): this case tests the page limit, not the time limit
+	if n, err := count(PDF, build(false), Limits{Timeout: 2 * time.Minute}); n != 100000 || err != nil {
 		t.Errorf("100,000 pages: %d, %v", n, err)
 	}
-	if n, err := count(PDF, build(true), Limits{}); n != 0 || !errors.Is(err, ErrLimit) {
+	if n, err := count(PDF, build(true), Limits{Timeout: 2 * time.Minute}); n != 0 || !errors.Is(err, ErrLimit) {
 		t.Errorf("100,001 pages: %d, %v", n, err)
 	}
 }

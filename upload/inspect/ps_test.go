@@ -19,6 +19,11 @@ func TestPostScript(t *testing.T) {
 	testenv.Tool(t, "gs")
 	f := func(name, ps string, lim Limits, want int, wantErr error, msg string) {
 		t.Helper()
+		if wantErr == nil && lim.Timeout == 0 {
+			// a document that must count is given time on a loaded
+			// machine: the bound is tested by the cases that expect it
+			lim.Timeout = 2 * time.Minute
+		}
 		d, err := Inspect(PostScript, strings.NewReader(ps), int64(len(ps)), lim)
 		if d.Pages != want || !errors.Is(err, wantErr) || err != nil && !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %d, %v; want %d, %v containing %q", name, d.Pages, err, want, wantErr, msg)
