@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lodge-mail/lodge/internal/pdf"
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/production"
 	"github.com/lodge-mail/lodge/upload"
@@ -365,8 +366,8 @@ func verifyMailroom(t *testing.T, dataDir string, ack *acked, finished bool) {
 // fails after a minute.
 func waitProduced(t *testing.T, in *instance) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waiting := 0
+	testenv.WaitFor(t, func() bool {
 		code, body := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"recent_uploads","params":{"account":"DEM00001","limit":1000}}`)
 		var res struct {
 			Result struct {
@@ -379,22 +380,19 @@ func waitProduced(t *testing.T, in *instance) {
 		if code != 200 || json.Unmarshal([]byte(body), &res) != nil {
 			t.Fatalf("recent_uploads: %d %s", code, body)
 		}
-		waiting := 0
+		waiting = 0
 		for _, u := range res.Result.Uploads {
 			waiting += u.Letters[pipeline.Received]
 		}
-		if waiting == 0 {
-			out, err := lodge(t, "", "print", "list", "-state", "composing", "-data-dir", in.dataDir)
-			if err != nil {
-				t.Fatalf("lodge print list: %v\n%s", err, out)
-			}
-			if strings.Contains(out, "no print batches composing") {
-				return
-			}
+		if waiting > 0 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute, %d letters are still waiting to be produced", waiting)
+		out, err := lodge(t, "", "print", "list", "-state", "composing", "-data-dir", in.dataDir)
+		if err != nil {
+			t.Fatalf("lodge print list: %v\n%s", err, out)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(out, "no print batches composing")
+	}, func() string {
+		return fmt.Sprintf("the mailroom to finish (%d letters still waiting, or a batch being composed)", waiting)
+	})
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 // fdCount is how many descriptors process pid has open.
@@ -36,19 +38,6 @@ func running(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
-}
-
-// waitFor polls cond until it holds, failing the test after a minute
-// with what it waited for.
-func waitFor(t *testing.T, cond func() bool, what func() string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute for %s", what())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // metric reads one sample of the server's /metrics.
@@ -100,7 +89,7 @@ func TestOpenFileLimit(t *testing.T) {
 	}
 	// the server takes connections until its descriptors are all in use
 	// and accept fails (before the fix it exited there)
-	waitFor(t, func() bool { return strings.Contains(in.logs(), "too many open files") || !running(pid) },
+	testenv.WaitFor(t, func() bool { return strings.Contains(in.logs(), "too many open files") || !running(pid) },
 		func() string {
 			lim, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
 			return fmt.Sprintf("accept to fail (%d descriptors open, limit set %d):\n%s\n%s", fdCount(t, pid), limit, lim, in.logs())
@@ -159,7 +148,7 @@ func TestMaxConns(t *testing.T) {
 	}
 	conns = nil
 	// the server closes its side as it reads the end of each
-	waitFor(t, func() bool { return fdCount(t, pid) <= before }, func() string { return "the server to close the connections" })
+	testenv.WaitFor(t, func() bool { return fdCount(t, pid) <= before }, func() string { return "the server to close the connections" })
 	if code, body := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"Jo, 10 Jones St, Melbourne VIC 3000"}}`); code != 200 || !strings.Contains(body, `"status":"matched"`) {
 		t.Fatalf("after the connections closed: %d %s", code, body)
 	}

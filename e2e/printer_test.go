@@ -13,6 +13,7 @@ import (
 	"github.com/lodge-mail/lodge/internal/testcups"
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
 	"github.com/lodge-mail/lodge/internal/testdoc/readback"
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/production"
 )
 
@@ -38,7 +39,7 @@ func TestServePrinter(t *testing.T) {
 	id := filepath.Base(dir)
 
 	var job, out string
-	waitFor(t, func() bool {
+	testenv.WaitFor(t, func() bool {
 		var err error
 		if out, err = lodge(t, "", "print", "show", id, "-data-dir", in.dataDir); err != nil {
 			t.Fatalf("lodge print show: %v\n%s", err, out)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/internal/testref"
 )
 
@@ -119,16 +120,10 @@ func (ts *testServer) metric(name string) float64 {
 	return v
 }
 
-// waitFor polls cond until it holds, failing the test after a minute.
+// waitFor is testenv.WaitFor with a fixed description.
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitFor(t, cond, func() string { return what })
 }
 
 // addressesBody is an addr_check call of n addresses (about 60 bytes

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 )
 
 // RepoRoot returns the repository root (the directory holding go.mod).
@@ -60,4 +61,21 @@ func Tool(t interface {
 	}
 	t.Skipf("%s is not installed (scripts/test installs it)", name)
 	return ""
+}
+
+// WaitFor polls cond every 10 ms until it holds, and fails the test with
+// what it waited for after a minute: a wait on a condition, not a sleep
+// that guesses how long something takes.
+func WaitFor(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

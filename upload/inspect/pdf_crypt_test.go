@@ -1,8 +1,6 @@
 package inspect
 
 import (
-	"github.com/lodge-mail/lodge/internal/testdoc"
-
 	"bytes"
 	"errors"
 	"os"
@@ -10,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lodge-mail/lodge/internal/testdoc"
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 // encryptedDir holds the encrypted test PDFs, with the PDF reader's tests.
@@ -51,9 +52,7 @@ func TestEncryptedPDFs(t *testing.T) {
 // TestEncryptedQpdf encrypts afresh with the qpdf installed (new salts,
 // IVs and IDs each run, and both layouts for each kind of password).
 func TestEncryptedQpdf(t *testing.T) {
-	if _, err := exec.LookPath("qpdf"); err != nil {
-		t.Skip("qpdf is not installed (scripts/test installs it)")
-	}
+	testenv.Tool(t, "qpdf")
 	dir := t.TempDir()
 	plain := filepath.Join(encryptedDir, "plain.pdf")
 	i := 0
