@@ -4,6 +4,7 @@ package inspect
 
 import (
 	"github.com/lodge-mail/lodge/internal/testdoc"
+	"runtime"
 
 	"context"
 	"errors"
@@ -26,6 +27,9 @@ func TestChildrenBounded(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal(err) // Linux has named pipes: CI must not pass by skipping
+		}
 		t.Skip("no named pipes:", err)
 	}
 	doc := filepath.Join(dir, "block.pdf")
