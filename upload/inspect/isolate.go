@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lodge-mail/lodge/internal/isolate"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,7 +97,7 @@ func InspectIsolated(ctx context.Context, kind Kind, path string, lim Limits) (D
 	tctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(tctx, exe, childArg, string(kind), abs)
-	cmd.Env = append(childEnviron(),
+	cmd.Env = append(isolate.Environ(childProcs),
 		childEnv+"=1",
 		childLimitEnv+"="+string(lj),
 		"GOMEMLIMIT="+strconv.FormatInt(lim.MaxMemory/4*3, 10),
@@ -104,7 +105,7 @@ func InspectIsolated(ctx context.Context, kind Kind, path string, lim Limits) (D
 	var stdout, stderr capped
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &stdout, &stderr
 	cmd.WaitDelay = time.Second
-	killGroup(cmd) // with the processes it started (Ghostscript)
+	isolate.KillGroup(cmd) // with the processes it started (Ghostscript)
 	runErr := cmd.Run()
 	if err := ctx.Err(); err != nil {
 		return Document{}, err
@@ -122,19 +123,6 @@ func InspectIsolated(ctx context.Context, kind Kind, path string, lim Limits) (D
 		return res.Document, nil
 	}
 	return Document{}, limitErr("document could not be inspected: %s", describeCrash(runErr, stderr.Bytes(), lim))
-}
-
-// childEnviron is the parent's environment reduced to the Go runtime's
-// own variables (GODEBUG, GOTRACEBACK, GORACE, GOCOVERDIR, ...) and PATH.
-func childEnviron() []string {
-	env := []string{"GOMAXPROCS=" + childProcs}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GO") && k != "GOMEMLIMIT" && k != "GOMAXPROCS" || k == "PATH" {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 func lastJSON(out []byte) (childResult, bool) {
@@ -207,7 +195,7 @@ func runChild(kind Kind, path string) int {
 	}
 	lim = lim.WithDefaults()
 	debug.SetMaxStack(childMaxStack)
-	if err := limitAddressSpace(lim.MaxMemory); err != nil {
+	if err := isolate.LimitAddressSpace(lim.MaxMemory); err != nil {
 		return answer(childResult{Error: "document could not be inspected: cannot limit memory: " + err.Error(), Categories: []string{"limit"}})
 	}
 	// Orphaned (the parent died before killing it): stop by itself.

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"github.com/lodge-mail/lodge/internal/isolate"
 	"github.com/lodge-mail/lodge/internal/testdoc"
 
 	"bytes"
@@ -164,7 +165,7 @@ func TestChildEnviron(t *testing.T) {
 	t.Setenv("LODGE_SECRET", "hunter2")
 	t.Setenv("GODEBUG", "x=1")
 	t.Setenv("GOMEMLIMIT", "1")
-	env := strings.Join(childEnviron(), "\n")
+	env := strings.Join(isolate.Environ(childProcs), "\n")
 	if strings.Contains(env, "hunter2") || !strings.Contains(env, "GODEBUG=x=1") || strings.Contains(env, "GOMEMLIMIT=1\n") || !strings.Contains(env, "GOMAXPROCS=2") {
 		t.Errorf("child environment:\n%s", env)
 	}

@@ -1,4 +1,4 @@
-package inspect
+package isolate
 
 import (
 	"bytes"
@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// limitAddressSpace caps this process's address space at what it has now
+// LimitAddressSpace caps this process's address space at what it has now
 // plus extra bytes. Relative, because the Go runtime (and far more the
 // race detector) reserves address space it never touches.
-func limitAddressSpace(extra int64) error {
+func LimitAddressSpace(extra int64) error {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return err
