@@ -1,9 +1,6 @@
 package inspect
 
 import (
-	"github.com/lodge-mail/lodge/internal/isolate"
-	"github.com/lodge-mail/lodge/internal/testdoc"
-
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lodge-mail/lodge/internal/isolate"
+	"github.com/lodge-mail/lodge/internal/testdoc"
 )
 
 // TestMain makes the test binary a PagesIsolated child when started as
