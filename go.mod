@@ -13,6 +13,7 @@ require (
 	github.com/segmentio/encoding v0.5.4
 	github.com/valyala/fasthttp v1.77.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/image v0.32.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 )
