@@ -68,6 +68,9 @@ type Config struct {
 	// Channels are the delivery channels this server can send by; a
 	// letter whose primary channel is another is held (default postal).
 	Channels []string
+	// Extractor reads the letters of auto mailings (no metadata letters)
+	// out of their documents; nil leaves such mailings waiting.
+	Extractor Extractor
 	// Printer, when set, is sent every batch made ready (the print
 	// stage, print.go); nil: batches wait in the hot folder only.
 	Printer Printer
@@ -126,6 +129,9 @@ func New(store Store, prod Producer, cfg Config, log *slog.Logger) *Mailroom {
 	mr.runner.Handle(JobBatch, mr.batch)
 	mr.runner.Handle(JobCompose, mr.compose)
 	mr.runner.Handle(JobPurge, mr.purge)
+	if cfg.Extractor != nil {
+		mr.runner.Handle(JobExtract, mr.extract)
+	}
 	if cfg.Printer != nil {
 		mr.runner.Handle(JobPrint, mr.print)
 	}
@@ -196,7 +202,11 @@ func (mr *Mailroom) Submit(m Mailing, letters []Letter) error {
 			l.HoldFor(m.Created, kind, reason)
 		}
 	}
-	err := mr.store.Submit(m, letters, []Job{{Kind: JobCheck, Key: m.EPID, Due: now}})
+	first := Job{Kind: JobCheck, Key: m.EPID, Due: now}
+	if m.Auto && len(letters) == 0 {
+		first.Kind = JobExtract // the letters are in the documents
+	}
+	err := mr.store.Submit(m, letters, []Job{first})
 	if err == nil {
 		mr.runner.Wake()
 	}

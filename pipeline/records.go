@@ -98,6 +98,10 @@ type Letter struct {
 	// Unaddressed: the document carries no address (spec section 1), so
 	// production prints Postal in the envelope window.
 	Unaddressed bool `json:"unaddressed,omitempty"`
+	// Masks are areas of the letter's first page that production paints
+	// white: the lines the auto processor read in the envelope window
+	// that are for lodge, not for the postman (ref:, email:, fax:, sms:).
+	Masks []Area `json:"masks,omitempty"`
 	// CoverSheet: the address goes on a cover sheet before the letter
 	// (its window area is not clear and the profile asks for one).
 	CoverSheet bool `json:"cover_sheet,omitempty"`
@@ -178,6 +182,12 @@ type Production struct {
 	// in the window area).
 	CoverSheet bool   `json:"cover_sheet,omitempty"`
 	Stock      string `json:"stock,omitempty"` // paper stock; "" the default
+	// SplitPages and SplitMarker tell the auto processor where letters
+	// start in a print stream: every SplitPages pages, or on each page
+	// showing SplitMarker (default: where the address in the window
+	// changes).
+	SplitPages  int    `json:"split_pages,omitempty"`
+	SplitMarker string `json:"split_marker,omitempty"`
 }
 
 // Mailing is what an ended session became.
