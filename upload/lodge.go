@@ -470,7 +470,8 @@ func (l *Lodger) resume(ss Session, m pipeline.Mailing) (EndResult, error) {
 // production reads a mailing's print settings from its attributes:
 // duplex; colour_model 0 (the default) mono, 1 or more colour;
 // production_options.force_c4; aup_dlvtyp 0 priority, else regular; the
-// extensions background (first page only by default), cover_sheet, stock.
+// extensions background (first page only by default), cover_sheet, stock,
+// and the auto processor's split_pages and split_marker.
 func production(p *metadata.Pack) pipeline.Production {
 	var pr pipeline.Production
 	if p.Duplex != nil {
@@ -491,6 +492,10 @@ func production(p *metadata.Pack) pipeline.Production {
 		if po.CoverSheet != nil {
 			pr.CoverSheet = *po.CoverSheet
 		}
+		if po.SplitPages != nil {
+			pr.SplitPages = *po.SplitPages
+		}
+		pr.SplitMarker = strings.TrimSpace(deref(po.SplitMarker))
 	}
 	if pr.Background != "" && pr.BackgroundPages == "" {
 		pr.BackgroundPages = "first"

@@ -178,7 +178,7 @@ type reader interface {
 
 var (
 	packFields   = []string{"duplex", "colour_model", "title", "customer_email", "confirmation_email", "department", "purchase_order", "profile", "terminal", "cust_hold", "orientation", "attachments", "production_options", "template", "sms_from", "email_from", "email_subj", "letters"}
-	prodFields   = []string{"aup_dlvtyp", "force_c4", "background", "background_pages", "cover_sheet", "stock"}
+	prodFields   = []string{"aup_dlvtyp", "force_c4", "background", "background_pages", "cover_sheet", "stock", "split_pages", "split_marker"}
 	letterFields = []string{"postal", "email", "fax", "sms", "primary", "reference", "custom_data", "file_name", "page_start", "page_end", "files"}
 	fileFields   = []string{"file_name", "page_start", "page_end"}
 	partFields   = []string{"locality", "suburb", "region", "state", "postcode", "country"}
@@ -380,6 +380,10 @@ func (st *state) decodeProd(r reader) *ProductionOptions {
 			o.CoverSheet = st.boolean(r)
 		case "stock":
 			o.Stock = st.str(r)
+		case "split_pages":
+			o.SplitPages = st.integer(r)
+		case "split_marker":
+			o.SplitMarker = st.str(r)
 		}
 	})
 	return o

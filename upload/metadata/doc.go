@@ -61,6 +61,11 @@
 //	    cover_sheet     boolean  extension: an address cover sheet where an
 //	                             unaddressed letter's window area is not clear
 //	    stock           string   extension: the paper stock (1 to 32 of A-Z a-z 0-9 - _)
+//	    split_pages     integer  extension: the auto processor's letters have this many
+//	                             pages each (1 to 10000); default: a letter starts
+//	                             where the address in the envelope window changes
+//	    split_marker    string   extension: a letter starts on each page showing this
+//	                             text (3 to 100 characters); not with split_pages
 //	template            string   body of an SMS or text-only email (markers are passed through unchecked)
 //	sms_from            string   at most 10 characters; see Validate
 //	email_from          string   an email address, display name allowed ("Acme <noreply@acme.com.au>")
@@ -140,7 +145,8 @@
 //     Any other element inside a list is a problem; an empty wrapper
 //     (<attachments/>) is an empty list.
 //   - <production_options> holds <aup_dlvtyp>, <force_c4> and the
-//     extensions <background>, <background_pages>, <cover_sheet>, <stock>.
+//     extensions <background>, <background_pages>, <cover_sheet>, <stock>,
+//     <split_pages>, <split_marker>.
 //   - <postal> holds either text (lines separated by line breaks, each
 //     trimmed, empty lines dropped; &#10; writes a line break on one
 //     line) or repeated <line> elements. A <line> holds either text (one

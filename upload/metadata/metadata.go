@@ -56,7 +56,10 @@ type Pack struct {
 // drawn behind the letters' pages (a letterhead), on their first page or
 // all (BackgroundPages "first" or "all", default "first"); CoverSheet asks
 // for an address cover sheet where an unaddressed letter's window area is
-// not clear; Stock names the paper stock.
+// not clear; Stock names the paper stock. SplitPages and SplitMarker
+// tell the auto processor where letters start in a document when the
+// metadata has no letters: every SplitPages pages, or on each page
+// showing SplitMarker (default: where the address in the window changes).
 type ProductionOptions struct {
 	AupDlvtyp       *int // 0 priority, 1 regular (the default)
 	ForceC4         *bool
@@ -64,6 +67,8 @@ type ProductionOptions struct {
 	BackgroundPages *string
 	CoverSheet      *bool
 	Stock           *string
+	SplitPages      *int
+	SplitMarker     *string
 }
 
 // Letter is one element of letters (spec 2.4). No profile supplies
@@ -353,6 +358,8 @@ func (p *Pack) Attributes() map[string]any {
 		set("background_pages", deref(o.BackgroundPages), o.BackgroundPages != nil)
 		set("cover_sheet", deref(o.CoverSheet), o.CoverSheet != nil)
 		set("stock", deref(o.Stock), o.Stock != nil)
+		set("split_pages", deref(o.SplitPages), o.SplitPages != nil)
+		set("split_marker", deref(o.SplitMarker), o.SplitMarker != nil)
 		if len(po) > 0 {
 			out["production_options"] = po
 		}

@@ -55,6 +55,8 @@ func ApplyProfile(p *Pack, defaults Pack) {
 		from("production_options.background_pages", fill(&p.ProductionOptions.BackgroundPages, d.BackgroundPages))
 		from("production_options.cover_sheet", fill(&p.ProductionOptions.CoverSheet, d.CoverSheet))
 		from("production_options.stock", fill(&p.ProductionOptions.Stock, d.Stock))
+		from("production_options.split_pages", fill(&p.ProductionOptions.SplitPages, d.SplitPages))
+		from("production_options.split_marker", fill(&p.ProductionOptions.SplitMarker, d.SplitMarker))
 	}
 	from("template", fill(&p.Template, defaults.Template))
 	from("sms_from", fill(&p.SMSFrom, defaults.SMSFrom))

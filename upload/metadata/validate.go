@@ -221,6 +221,15 @@ func (v *resolver) checkPack() {
 		if o.Stock != nil && !stockName.MatchString(*o.Stock) {
 			v.err("production_options.stock", "a stock name is 1 to 32 letters, digits, '-' or '_'")
 		}
+		if o.SplitPages != nil && (*o.SplitPages < 1 || *o.SplitPages > 10000) {
+			v.err("production_options.split_pages", fmt.Sprintf("want 1 to 10000 pages per letter, got %d", *o.SplitPages))
+		}
+		if o.SplitMarker != nil && (len(trimSpace(*o.SplitMarker)) < 3 || len(*o.SplitMarker) > 100) {
+			v.err("production_options.split_marker", "a marker is 3 to 100 characters of text the first page of every letter shows")
+		}
+		if o.SplitPages != nil && o.SplitMarker != nil {
+			v.err("production_options.split_marker", "give split_pages or split_marker, not both")
+		}
 		if o.Background != nil {
 			v.background = *o.Background
 			v.lookup("production_options.background", v.background)

@@ -189,6 +189,13 @@ func TestValidate(t *testing.T) {
 	f(`{"letters":[{"email":"a@b.com","custom_data":{"password":" "}},{"postal":"x","custom_data":{"password":"p"}},{"sms":"0412345678","custom_data":{"password":"p"}}]}`, one,
 		"letters[0].custom_data.password: empty password",
 		"letters[1].custom_data.password: warning: a password protects a PDF sent by email or SMS; this letter has neither")
+	// The auto processor's split rules.
+	f(`{"production_options":{"split_pages":2}}`, one)
+	f(`{"production_options":{"split_marker":"Page 1 of"}}`, one)
+	f(`{"production_options":{"split_pages":0,"split_marker":"ab"}}`, one,
+		"production_options.split_pages: want 1 to 10000 pages per letter, got 0",
+		"production_options.split_marker: a marker is 3 to 100 characters of text the first page of every letter shows",
+		"production_options.split_marker: give split_pages or split_marker, not both")
 	// The production extensions: a background is a document of the
 	// session, never a letter's, and never reported unused.
 	lh := metadata.Files{{Name: "a.pdf", Pages: 3}, {Name: "letterhead.pdf", Pages: 1}}
