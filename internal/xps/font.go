@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"strconv"
+	"strings"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/sfnt"
@@ -63,10 +66,14 @@ func ParseFont(data []byte) (f *Font, err error) {
 	if err != nil {
 		return nil, err
 	}
+	return newFont(data, sf)
+}
+
+func newFont(data []byte, sf *sfnt.Font) (*Font, error) {
 	if sf.UnitsPerEm() <= 0 || sf.NumGlyphs() <= 0 {
 		return nil, errors.New("font has no glyphs or no em size")
 	}
-	f = &Font{data: data, sf: sf, glyphs: map[rune]glyph{}, advances: map[sfnt.GlyphIndex]float64{}}
+	f := &Font{data: data, sf: sf, glyphs: map[rune]glyph{}, advances: map[sfnt.GlyphIndex]float64{}}
 	if m, err := sf.Metrics(&f.buf, measurePPEM, font.HintingNone); err == nil {
 		f.ascent = float64(m.Ascent) / float64(measurePPEM)
 		f.descent = float64(m.Descent) / float64(measurePPEM)
@@ -86,7 +93,7 @@ func (f *Font) glyphFor(r rune) glyph {
 	if g, ok := f.glyphs[r]; ok {
 		return g
 	}
-	x, err := f.sf.GlyphIndex(&f.buf, r)
+	x, err := f.glyphIndex(r)
 	if err != nil {
 		x = 0
 	}
@@ -103,7 +110,7 @@ func (f *Font) advance(x sfnt.GlyphIndex) float64 {
 	if a, ok := f.advances[x]; ok {
 		return a
 	}
-	adv, err := f.sf.GlyphAdvance(&f.buf, x, measurePPEM, font.HintingNone)
+	adv, err := f.glyphAdvance(x)
 	a := float64(adv) / float64(measurePPEM)
 	if err != nil || a < 0 || a > 16 {
 		a = 0
@@ -118,3 +125,113 @@ func (f *Font) advance(x sfnt.GlyphIndex) float64 {
 // grow them past the glyphs a font has (65,535) anyway, but a cap keeps
 // memory predictable.
 const maxCachedGlyphs = 1 << 16
+
+// font returns the font a Glyphs element's FontUri names, relative to the
+// page part, loading it once per Doc: an obfuscated font (.odttf) is
+// restored with the GUID of its name; a "#n" fragment picks a font of a
+// collection. A missing or broken font is an error for the runs that
+// need it (for advances or glyph indices), said each time.
+func (d *Doc) font(base, uri string) (*Font, error) {
+	if uri == "" {
+		return nil, malformed("no FontUri")
+	}
+	name, frag, err := resolve(base, uri)
+	if err != nil {
+		return nil, malformed("FontUri: %v", err)
+	}
+	key := partKey(name) + "#" + frag
+	if e, ok := d.fonts[key]; ok {
+		return e.font, e.err
+	}
+	f, size, err := d.loadFont(name, frag)
+	if err != nil {
+		err = prefixed("font "+name+": ", err)
+	}
+	if d.fontBytes+size > fontCacheBytes {
+		clear(d.fonts)
+		d.fontBytes = 0
+	}
+	d.fonts[key] = &fontEntry{font: f, err: err}
+	d.fontBytes += size
+	return f, err
+}
+
+func (d *Doc) loadFont(name, frag string) (*Font, int64, error) {
+	if !d.pkg.has(name) {
+		return nil, 0, malformed("the part is not in the package")
+	}
+	data, err := d.pkg.read(name, d.lim.MaxFontBytes, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	size := int64(len(data))
+	obfuscated := strings.HasSuffix(strings.ToLower(name), ".odttf")
+	if obfuscated {
+		key := guidKey(path.Base(name))
+		if key == nil {
+			return nil, size, malformed("an obfuscated font's name holds no GUID")
+		}
+		if len(data) < 32 {
+			return nil, size, malformed("an obfuscated font of %d bytes", len(data))
+		}
+		obfuscate(data, key)
+	}
+	index := -1
+	if frag != "" {
+		n, err := strconv.Atoi(frag)
+		if err != nil || n < 0 || n > 1<<16 {
+			return nil, size, malformed("FontUri fragment %q is not a font number", frag)
+		}
+		index = n
+	}
+	f, err := parseFontAt(data, index)
+	if err != nil {
+		return nil, size, malformed("%v", err)
+	}
+	return f, size, nil
+}
+
+// parseFontAt parses a font, or font index of a collection (index >= 0).
+func parseFontAt(data []byte, index int) (f *Font, err error) {
+	if index < 0 {
+		return ParseFont(data)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("font cannot be parsed: %v", r)
+		}
+	}()
+	c, err := sfnt.ParseCollection(data)
+	if err != nil {
+		return nil, err
+	}
+	if index >= c.NumFonts() {
+		return nil, fmt.Errorf("the collection has %d fonts, not %d", c.NumFonts(), index+1)
+	}
+	sf, err := c.Font(index)
+	if err != nil {
+		return nil, err
+	}
+	return newFont(data, sf)
+}
+
+// glyphIndex and glyphAdvance call sfnt, taking a panic for a broken
+// font: sfnt checks its input, but a customer's font is the most complex
+// thing an XPS holds.
+func (f *Font) glyphIndex(r rune) (x sfnt.GlyphIndex, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			x, err = 0, fmt.Errorf("font: %v", p)
+		}
+	}()
+	return f.sf.GlyphIndex(&f.buf, r)
+}
+
+func (f *Font) glyphAdvance(x sfnt.GlyphIndex) (a fixed.Int26_6, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a, err = 0, fmt.Errorf("font: %v", p)
+		}
+	}()
+	return f.sf.GlyphAdvance(&f.buf, x, measurePPEM, font.HintingNone)
+}
