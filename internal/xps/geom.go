@@ -16,6 +16,9 @@ const maxNumber = 1e9
 // parseNum parses an XPS number (decimal, optional sign, fraction and
 // exponent; no NaN, Inf, hex or underscores), at most maxNumber in size.
 func parseNum(s string) (float64, error) {
+	if v, ok := fastNum(s); ok {
+		return v, nil
+	}
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, errors.New("empty number")
@@ -43,6 +46,51 @@ func parseNum(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// fastNum parses the numbers producers write most ("63.18", "-12",
+// "0.5"): at most 15 digits, at most 15 of them after the point. The
+// result is exactly strconv.ParseFloat's: an integer below 2^53 divided
+// by an exact power of ten is correctly rounded.
+func fastNum(s string) (float64, bool) {
+	if len(s) == 0 || len(s) > 17 {
+		return 0, false
+	}
+	neg := false
+	i := 0
+	if s[0] == '-' {
+		neg, i = true, 1
+	}
+	var mant uint64
+	digits, frac := 0, -1
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	v := float64(mant)
+	if frac > 0 {
+		v /= pow10[frac]
+	}
+	if neg {
+		v = -v
+	}
+	return v, math.Abs(v) <= maxNumber
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // numbers splits s at commas and white space and parses each number
 // into out; it fails unless there are exactly len(out).
@@ -137,6 +185,11 @@ func (b *box) add(x, y float64) {
 func (b box) through(m Matrix) box {
 	if !b.ok {
 		return b
+	}
+	if m.axisAligned() {
+		x0, y0 := m.apply(b.x0, b.y0)
+		x1, y1 := m.apply(b.x1, b.y1)
+		return box{min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), true}
 	}
 	var o box
 	o.add(m.apply(b.x0, b.y0))

@@ -50,12 +50,18 @@ func (s *pageState) drawGlyphs(parent *frame) error {
 	// from the baseline (ascent and descent are capped at 4 em); only
 	// glyphs with a v offset (four numbers in an Indices entry) could
 	// move further, and a run with any is laid out.
-	if s.zone != nil && m.axisAligned() && !r.sideways && !hasVOffset(r.indices) {
+	if s.zone != nil && m.axisAligned() && !r.sideways {
 		_, y := m.apply(r.originX, r.originY)
 		reach := 2 * r.em * math.Abs(m.D)
-		if y+reach < s.zone.Y0 || y-reach > s.zone.Y1 {
+		if (y+reach < s.zone.Y0 || y-reach > s.zone.Y1) && !hasVOffset(r.indices) && !hasVOffset(r.liftedIx) {
 			return nil
 		}
+	}
+	if r.liftedIx != nil {
+		r.indices = string(r.liftedIx)
+	}
+	if r.liftedUS != nil {
+		r.unicode = string(r.liftedUS)
 	}
 	us := strings.TrimPrefix(r.unicode, "{}")
 	s.spans = s.spans[:0]
@@ -246,7 +252,7 @@ func (s *pageState) glyphErr(format string, args ...any) error {
 
 // hasVOffset reports whether an Indices entry has four numbers (a v
 // offset).
-func hasVOffset(ix string) bool {
+func hasVOffset[T string | []byte](ix T) bool {
 	commas := 0
 	for i := 0; i < len(ix); i++ {
 		switch ix[i] {

@@ -22,6 +22,10 @@ type pageState struct {
 	path   pathElem
 	spans  []span // the runes of a run's UnicodeString
 	chars  int
+	// lifted holds the page without its Glyphs' values, notes where
+	// they were (lift.go); reused from page to page.
+	lifted []byte
+	notes  []lifted
 }
 
 type frameKind uint8
@@ -88,11 +92,14 @@ type glyphRun struct {
 	originX, originY, em      float64
 	fontURI, unicode, indices string
 	hasIndices                bool
-	sideways                  bool
-	rtl                       bool
-	fill                      brush
-	opacity                   float64
-	rt                        Matrix
+	// The lifted values (views of the page buffer), made strings only
+	// when the run is laid out.
+	liftedIx, liftedUS []byte
+	sideways           bool
+	rtl                bool
+	fill               brush
+	opacity            float64
+	rt                 Matrix
 }
 
 type pathElem struct {
@@ -119,13 +126,33 @@ func (d *Doc) PageText(i int, zone *pagetext.Rect, p *pagetext.Page) error {
 		return d.pageErr(i, err)
 	}
 	d.buf = data
+	data = utf8Part(data)
 	s := &d.pg
-	*s = pageState{d: d, part: part, p: p, zone: zone, frames: s.frames[:0], spans: s.spans[:0]}
-	s.w = newWalker(data, part, &d.lim, d.dl)
-	if err := s.read(); err != nil {
+	s.d = d
+	compact, notes, ok := lift(data, s.lifted, s.notes)
+	s.lifted, s.notes = compact, notes
+	if ok {
+		err = s.readWith(p, zone, part, compact, data, notes)
+	}
+	if !ok || err == errMismatch {
+		p.Reset()
+		err = s.readWith(p, zone, part, data, nil, nil)
+	}
+	if err != nil {
 		return d.pageErr(i, err)
 	}
 	return nil
+}
+
+// readWith reads a page from data, whose lifted values (when notes is
+// not nil) are in src.
+func (s *pageState) readWith(p *pagetext.Page, zone *pagetext.Rect, part string, data, src []byte, notes []lifted) error {
+	*s = pageState{d: s.d, part: part, p: p, zone: zone, frames: s.frames[:0], spans: s.spans[:0], lifted: s.lifted, notes: s.notes}
+	s.w = newWalker(data, part, &s.d.lim, s.d.dl)
+	if notes != nil {
+		s.w.src, s.w.notes = src, notes
+	}
+	return s.read()
 }
 
 func (s *pageState) read() error {
@@ -283,6 +310,15 @@ func (s *pageState) startGlyphs(e *elem, top *frame) error {
 	line, _ := w.dec.InputPos()
 	r := glyphRun{line: line, opacity: top.opacity, rt: Identity}
 	var haveX, haveY, haveEm bool
+	if n := w.note; n != nil {
+		w.note = nil
+		if n.hasIx {
+			r.liftedIx, r.hasIndices = w.src[n.indices[0]:n.indices[1]], true
+		}
+		if n.hasUS {
+			r.liftedUS = w.src[n.unicode[0]:n.unicode[1]]
+		}
+	}
 	for _, a := range e.attr {
 		if a.Name.Space != "" {
 			continue
@@ -304,9 +340,13 @@ func (s *pageState) startGlyphs(e *elem, top *frame) error {
 		case "FontUri":
 			r.fontURI = a.Value
 		case "UnicodeString":
-			r.unicode = a.Value
+			if r.liftedUS == nil {
+				r.unicode = a.Value
+			}
 		case "Indices":
-			r.indices, r.hasIndices = a.Value, true
+			if r.liftedIx == nil {
+				r.indices, r.hasIndices = a.Value, true
+			}
 		case "IsSideways":
 			r.sideways = a.Value == "true"
 		case "BidiLevel":

@@ -3,6 +3,7 @@ package xps
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -52,7 +53,19 @@ type walker struct {
 	// is len(ns) when the element at depth d opened.
 	ns    []nsBind
 	marks []int
+	cur   elem
+	// Lifting (see lift.go): src is the page before lifting, notes what
+	// lift took from its Glyphs, glyphs how many Glyphs tags the walker
+	// has seen; note is the current Glyphs element's (nil without).
+	src    []byte
+	notes  []lifted
+	glyphs int
+	note   *lifted
 }
+
+// errMismatch: the Decoder did not see a page as lift did; it is read
+// again without lifting.
+var errMismatch = errors.New("xps: lifted values do not match the page")
 
 type nsBind struct{ prefix, uri string }
 
@@ -113,6 +126,9 @@ func (w *walker) next() (e *elem, end bool, err error) {
 			if w.depth != 0 {
 				return nil, false, w.errorf("the part ends inside an element")
 			}
+			if w.notes != nil && w.glyphs != len(w.notes) {
+				return nil, false, errMismatch
+			}
 			return nil, false, io.EOF
 		}
 		if err != nil {
@@ -138,7 +154,13 @@ func (w *walker) next() (e *elem, end bool, err error) {
 				}
 			}
 			uri := w.lookup(t.Name.Space)
-			return &elem{ns: uri, kind: kindOf(uri), local: t.Name.Local, attr: t.Attr}, false, nil
+			w.cur = elem{ns: uri, kind: kindOf(uri), local: t.Name.Local, attr: t.Attr}
+			if w.notes != nil && t.Name.Local == "Glyphs" {
+				if err := w.checkNote(); err != nil {
+					return nil, false, err
+				}
+			}
+			return &w.cur, false, nil
 		case xml.EndElement:
 			if w.depth == 0 {
 				return nil, false, w.errorf("</%s> closes nothing", t.Name.Local)
@@ -149,6 +171,32 @@ func (w *walker) next() (e *elem, end bool, err error) {
 			return nil, true, nil
 		}
 	}
+}
+
+// checkNote matches the Glyphs element just read with lift's note of
+// it: the Decoder must see an empty value wherever lift took one.
+func (w *walker) checkNote() error {
+	if w.glyphs >= len(w.notes) {
+		return errMismatch
+	}
+	w.note = &w.notes[w.glyphs]
+	w.glyphs++
+	ix, us := false, false
+	for _, a := range w.cur.attr {
+		if a.Name.Space != "" {
+			continue
+		}
+		switch a.Name.Local {
+		case "Indices":
+			ix = a.Value == ""
+		case "UnicodeString":
+			us = a.Value == ""
+		}
+	}
+	if w.note.hasIx && !ix || w.note.hasUS && !us {
+		return errMismatch
+	}
+	return nil
 }
 
 func (w *walker) lookup(prefix string) string {
