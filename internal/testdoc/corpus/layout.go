@@ -85,9 +85,13 @@ func textBox(t text) Rect {
 	return Rect{t.X, t.Y - 0.95*t.Size, t.X + estWidth(t.Font, t.S, t.Size), t.Y + 0.3*t.Size}
 }
 
-func (r Rect) intersects(o Rect) bool { return r.X0 < o.X1 && o.X0 < r.X1 && r.Y0 < o.Y1 && o.Y0 < r.Y1 }
+func (r Rect) intersects(o Rect) bool {
+	return r.X0 < o.X1 && o.X0 < r.X1 && r.Y0 < o.Y1 && o.Y0 < r.Y1
+}
 
-func (r Rect) inside(o Rect) bool { return r.X0 >= o.X0 && r.X1 <= o.X1 && r.Y0 >= o.Y0 && r.Y1 <= o.Y1 }
+func (r Rect) inside(o Rect) bool {
+	return r.X0 >= o.X0 && r.X1 <= o.X1 && r.Y0 >= o.Y0 && r.Y1 <= o.Y1
+}
 
 // windowText sets a recipient's window lines in font f: where in the
 // window (or, with offset, partly outside it but within the tolerance),
@@ -312,7 +316,7 @@ func (g *gen) makeLetter(st style, rc recipient, n int) letter {
 		}
 		g.body(first, 105*MM, 1, pick(g.r, []font{sans, mono}), 10)
 	case "form":
-		form := 1 + g.r.IntN(2)
+		form := 1 + g.serial%2
 		for i := range first.Texts {
 			first.Texts[i].Form = form
 		}

@@ -41,12 +41,12 @@ const (
 
 // Producers, as Document.Producer names them.
 const (
-	ProducerPDFWriter  = "internal/pdf"       // pdf.Writer
-	ProducerPDFBuilder = "testdoc.PDFBuilder" // objects written by hand
-	ProducerGhostscript = "ghostscript"       // gs -sDEVICE=pdfwrite from our PostScript
-	ProducerPostScript = "postscript"         // the PostScript itself
-	ProducerChromium   = "chromium"           // headless Chromium printing our HTML
-	ProducerXPS        = "internal/xps"       // xps.Writer
+	ProducerPDFWriter   = "internal/pdf"       // pdf.Writer
+	ProducerPDFBuilder  = "testdoc.PDFBuilder" // objects written by hand
+	ProducerGhostscript = "ghostscript"        // gs -sDEVICE=pdfwrite from our PostScript
+	ProducerPostScript  = "postscript"         // the PostScript itself
+	ProducerChromium    = "chromium"           // headless Chromium printing our HTML
+	ProducerXPS         = "internal/xps"       // xps.Writer
 )
 
 // Manifest is manifest.json: what every document of a corpus holds.

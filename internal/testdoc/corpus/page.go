@@ -7,13 +7,13 @@ package corpus
 type font int
 
 const (
-	sans     font = iota // Helvetica; Liberation Sans where fonts are embedded
-	sansBold             // Helvetica-Bold; Liberation Sans Bold
-	serif                // Times-Roman; Liberation Serif
-	mono                 // Courier; Liberation Mono
-	dejavu               // DejaVu Sans (TrueType producers only)
-	dejavuSerif          // DejaVu Serif (TrueType producers only)
-	cipher               // a Type 3 font whose glyphs map to no text (PDFBuilder only)
+	sans        font = iota // Helvetica; Liberation Sans where fonts are embedded
+	sansBold                // Helvetica-Bold; Liberation Sans Bold
+	serif                   // Times-Roman; Liberation Serif
+	mono                    // Courier; Liberation Mono
+	dejavu                  // DejaVu Sans (TrueType producers only)
+	dejavuSerif             // DejaVu Serif (TrueType producers only)
+	cipher                  // a Type 3 font whose glyphs map to no text (PDFBuilder only)
 	fontCount
 )
 

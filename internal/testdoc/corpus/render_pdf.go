@@ -170,8 +170,15 @@ func renderPDFWriter(pages []page) ([]byte, error) {
 
 // cipherCodes are the characters the Type 3 cipher font draws, in the
 // order of its codes from 161: a reader that takes the codes for Latin-1
-// reads nonsense, and the glyph names (Q_1, Q_2, ...) mean nothing.
-const cipherChars = "eT3a9Zo/qA,Ny7 Ri&kL0Bc-S4dMh'WnU8fgEHpC1rVbDs5IlXJtGwuO2FxPmK6vYz.#:@éëüÉ"
+// reads nonsense, and the glyph names mean nothing (cipherGlyph).
+const cipherChars = "ÉéÖPl,ü.#Q:HZb-VXWdmTe1Cö0FjhrJ5k6piM@So2q9sA yc4nIEz&KYx3LRa/uBÜNwë8vOUGf7D'tg"
+
+// cipherGlyph names the cipher font's glyph k: "qz" and two letters from
+// g to z, no glyph list's name, not hexadecimal, no ligature ("_") or
+// suffix ("."), so that no reader's heuristics give it a character.
+func cipherGlyph(k int) string {
+	return "qz" + string(rune('g'+k/20)) + string(rune('g'+k%20))
+}
 
 func cipherCode(r rune) (byte, bool) {
 	i := strings.IndexRune(cipherChars, r)
@@ -200,8 +207,8 @@ func renderPDFBuilder(pages []page) ([]byte, error) {
 	n := len([]rune(cipherChars))
 	var diffs, procs, widths strings.Builder
 	for k := range n {
-		fmt.Fprintf(&diffs, " /Q_%d", k+1)
-		fmt.Fprintf(&procs, " /Q_%d %d 0 R", k+1, next+1+k)
+		fmt.Fprintf(&diffs, " /%s", cipherGlyph(k))
+		fmt.Fprintf(&procs, " /%s %d 0 R", cipherGlyph(k), next+1+k)
 		widths.WriteString(" 600")
 	}
 	b.Obj(next, fmt.Sprintf("<< /Type /Font /Subtype /Type3 /FontBBox [0 0 600 800] /FontMatrix [0.001 0 0 0.001 0 0] /CharProcs <<%s >> /Encoding << /Type /Encoding /Differences [161%s] >> /FirstChar 161 /LastChar %d /Widths [%s] /Resources << >> >>",
