@@ -1,8 +1,11 @@
 package xps
 
 import (
+	"archive/zip"
 	"bytes"
+	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -102,4 +105,59 @@ func text(p pagetext.Page) string {
 		b.WriteString(c.Text)
 	}
 	return b.String()
+}
+
+// zipOf makes a ZIP of name, content pairs (stored when store is set).
+func zipOf(t testing.TB, store bool, parts ...string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for i := 0; i+1 < len(parts); i += 2 {
+		h := &zip.FileHeader{Name: parts[i], Method: zip.Deflate}
+		if store {
+			h.Method = zip.Store
+		}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(parts[i+1]))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+const (
+	xpsNS   = `xmlns="http://schemas.microsoft.com/xps/2005/06"`
+	keyNS   = `xmlns:x="http://schemas.microsoft.com/xps/2005/06/resourcedictionary-key"`
+	relsXML = `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="R0" Type="http://schemas.microsoft.com/xps/2005/06/fixedrepresentation" Target="/seq.fdseq"/></Relationships>`
+	seqXML  = `<FixedDocumentSequence ` + xpsNS + `><DocumentReference Source="Documents/1/doc.fdoc"/></FixedDocumentSequence>`
+)
+
+// pages makes a package whose pages are the given FixedPage contents
+// (each wrapped in a 960 × 960 unit FixedPage, 720 pt square), with
+// DejaVu Sans as /Resources/sans.ttf; extra adds parts.
+func pages(t testing.TB, bodies []string, extra ...string) []byte {
+	t.Helper()
+	font, err := os.ReadFile(fontDir + "DejaVuSans.ttf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := []string{"_rels/.rels", relsXML, "seq.fdseq", seqXML, "Resources/sans.ttf", string(font)}
+	var doc strings.Builder
+	doc.WriteString(`<FixedDocument ` + xpsNS + `>`)
+	for i, b := range bodies {
+		fmt.Fprintf(&doc, `<PageContent Source="Pages/%d.fpage"/>`, i+1)
+		parts = append(parts, fmt.Sprintf("Documents/1/Pages/%d.fpage", i+1), page(b))
+	}
+	doc.WriteString(`</FixedDocument>`)
+	parts = append(parts, "Documents/1/doc.fdoc", doc.String())
+	return zipOf(t, true, append(parts, extra...)...)
+}
+
+// page wraps content in a 960 × 960 FixedPage.
+func page(body string) string {
+	return `<FixedPage ` + xpsNS + ` ` + keyNS + ` Width="960" Height="960">` + body + `</FixedPage>`
 }
