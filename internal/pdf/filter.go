@@ -16,6 +16,36 @@ import (
 // decodeStream applies a stream's filters to raw and returns at most max
 // decoded bytes (more is an ErrLimit error).
 func decodeStream(raw io.Reader, d dict, resolve func(object) object, max int64) ([]byte, error) {
+	return decodeStreamInto(nil, raw, d, resolve, max, nil)
+}
+
+// flateReuse is a Flate decompressor and its input buffer, reused from
+// stream to stream by one goroutine (the text reader decodes a content
+// stream per page; a new decompressor is 40 KB).
+type flateReuse struct {
+	br *bufio.Reader
+	fr io.ReadCloser
+}
+
+func (f *flateReuse) reader(r io.Reader) io.Reader {
+	if f.br == nil {
+		f.br = bufio.NewReader(r)
+	} else {
+		f.br.Reset(r)
+	}
+	skipZlibHeader(f.br)
+	if f.fr == nil {
+		f.fr = flate.NewReader(f.br)
+	} else if err := f.fr.(flate.Resetter).Reset(f.br, nil); err != nil {
+		f.fr = flate.NewReader(f.br)
+	}
+	return f.fr
+}
+
+// decodeStreamInto is decodeStream appending to dst (max bounds what it
+// appends), with the first Flate filter's decompressor from reuse when
+// it is not nil.
+func decodeStreamInto(dst []byte, raw io.Reader, d dict, resolve func(object) object, max int64, reuse *flateReuse) ([]byte, error) {
 	filters, parms := filterList(resolve(d["Filter"]), resolve(d["DecodeParms"]), resolve)
 	if filters == nil && d["F"] != nil {
 		return nil, malformed("PDF stream data in an external file")
@@ -28,7 +58,11 @@ func decodeStream(raw io.Reader, d dict, resolve func(object) object, max int64)
 		var err error
 		switch f {
 		case "FlateDecode", "Fl":
-			r = newFlate(r)
+			if reuse != nil {
+				r, reuse = reuse.reader(r), nil
+			} else {
+				r = newFlate(r)
+			}
 		case "ASCIIHexDecode", "AHx":
 			r = &hexDecoder{r: bufio.NewReader(r)}
 		case "ASCII85Decode", "A85":
@@ -44,7 +78,7 @@ func decodeStream(raw io.Reader, d dict, resolve func(object) object, max int64)
 			return nil, err
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	data, err := readAppend(dst, io.LimitReader(r, max+1))
 	if err != nil {
 		var ce flate.CorruptInputError
 		switch {
@@ -60,10 +94,27 @@ func decodeStream(raw io.Reader, d dict, resolve func(object) object, max int64)
 			return nil, malformed("undecodable PDF stream: %v", err)
 		}
 	}
-	if int64(len(data)) > max {
+	if int64(len(data)-len(dst)) > max {
 		return nil, limitErr("a PDF stream decodes to more than %d bytes", max)
 	}
 	return data, nil
+}
+
+// readAppend is io.ReadAll appending to b.
+func readAppend(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 func filterList(f, p object, resolve func(object) object) ([]pdfName, []dict) {
@@ -96,10 +147,14 @@ func filterList(f, p object, resolve func(object) object) ([]pdfName, []dict) {
 // The Adler-32 trailer is not checked (many writers get it wrong).
 func newFlate(r io.Reader) io.Reader {
 	br := bufio.NewReader(r)
+	skipZlibHeader(br)
+	return flate.NewReader(br)
+}
+
+func skipZlibHeader(br *bufio.Reader) {
 	if h, err := br.Peek(2); err == nil && h[0]&0x0F == 8 && h[0]>>4 <= 7 && (uint16(h[0])<<8|uint16(h[1]))%31 == 0 && h[1]&0x20 == 0 {
 		br.Discard(2)
 	}
-	return flate.NewReader(br)
 }
 
 type hexDecoder struct {

@@ -79,6 +79,8 @@ type Reader struct {
 
 	encryptScanned, encryptFound bool
 	encryptedStms                []int64 // object streams a rebuild could not read yet
+
+	text *textCache // fonts, forms and buffers of PageText
 }
 
 // Open reads a PDF's cross-reference data (rebuilding it by scanning the
@@ -469,6 +471,12 @@ func (d *Reader) load(r ref) (object, error) {
 // streamData decodes a stream, trusting /Length only when "endstream"
 // follows it and otherwise searching for "endstream".
 func (d *Reader) streamData(s *stream, max int64) ([]byte, error) {
+	return d.streamDataInto(nil, s, max, nil)
+}
+
+// streamDataInto is streamData appending to dst, reusing a Flate
+// decompressor when reuse is not nil.
+func (d *Reader) streamDataInto(dst []byte, s *stream, max int64, reuse *flateReuse) ([]byte, error) {
 	n := d.streamLength(s)
 	var raw io.Reader = io.NewSectionReader(d.r, s.off, n)
 	if d.encryptedStream(s) {
@@ -485,11 +493,11 @@ func (d *Reader) streamData(s *stream, max int64) ([]byte, error) {
 		}
 		raw = bytes.NewReader(plain)
 	}
-	data, err := decodeStream(raw, s.dict, d.resolve, max)
+	data, err := decodeStreamInto(dst, raw, s.dict, d.resolve, max, reuse)
 	if err != nil {
 		return nil, err
 	}
-	d.decoded += int64(len(data))
+	d.decoded += int64(len(data) - len(dst))
 	if d.decoded > maxDecodedTotal {
 		return nil, limitErr("PDF streams decode to more than %d bytes in all", maxDecodedTotal)
 	}
