@@ -173,6 +173,9 @@ func (k *composer) letter(b *pipeline.Batch, l *pipeline.Letter, background *pdf
 				place(c, *background)
 			}
 			place(c, f)
+			if first && len(l.Masks) > 0 {
+				masks(c, f, l.Masks)
+			}
 			if first && l.Unaddressed && !l.CoverSheet {
 				address(c, env, l.Postal)
 			}
@@ -215,6 +218,40 @@ func place(c *pdf.Content, f pdf.Form) {
 		c.Transform(s, 0, 0, s, dx, dy)
 	}
 	c.Form(f.Ref)
+	c.Restore()
+}
+
+// masks paints white the areas of a letter's first page that are not for
+// print (the auto processor's ref:, email:, fax: and sms: lines), where
+// place put the page: in the page form's own space, so that a page
+// scaled or turned to fit the sheet has the same areas masked. Each area
+// grows by half a point: anti-aliased edges of the glyphs go too.
+func masks(c *pdf.Content, f pdf.Form, areas []pipeline.Area) {
+	w, h := f.W, f.H
+	if !(w > 0 && h > 0) {
+		return
+	}
+	c.Save()
+	turn := w > h*1.05
+	bw, bh := w, h
+	if turn {
+		bw, bh = h, w
+	}
+	s := 1.0
+	if math.Abs(bw-a4W) > a4Tol || math.Abs(bh-a4H) > a4Tol {
+		s = min(a4W/bw, a4H/bh)
+	}
+	dx, dy := (a4W-bw*s)/2, (a4H-bh*s)/2
+	if turn {
+		c.Transform(0, s, -s, 0, dx+bw*s, dy)
+	} else {
+		c.Transform(s, 0, 0, s, dx, dy)
+	}
+	c.Gray(1)
+	for _, a := range areas {
+		c.Rect(a.X*mm-0.5, h-(a.Y+a.H)*mm-0.5, a.W*mm+1, a.H*mm+1)
+	}
+	c.Fill()
 	c.Restore()
 }
 

@@ -67,6 +67,21 @@ func (p *Producer) pdfOf(ctx context.Context, m *pipeline.Mailing, f pipeline.Fi
 	return out, nil
 }
 
+// PDF returns a PDF of a mailing's document, as production prints it
+// (see pdfOf): the auto processor reads PostScript through it, so that a
+// document is converted once. DocumentError tells its errors that are
+// the document's fault.
+func (p *Producer) PDF(ctx context.Context, m *pipeline.Mailing, f pipeline.File) (string, error) {
+	return p.pdfOf(ctx, m, f)
+}
+
+// DocumentError reports whether err is a problem of a customer's
+// document (a converter refused it), not of the server.
+func DocumentError(err error) bool {
+	var d *docError
+	return errors.As(err, &d)
+}
+
 // docError is a problem of a customer's document: its letters are held
 // with it, rather than the stage retried.
 type docError struct{ msg string }

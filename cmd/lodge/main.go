@@ -20,6 +20,7 @@ import (
 
 	"github.com/lodge-mail/lodge/bulk"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/extraction"
 	"github.com/lodge-mail/lodge/index"
 	"github.com/lodge-mail/lodge/progress"
 	"github.com/lodge-mail/lodge/upload/inspect"
@@ -47,6 +48,8 @@ func main() {
 	// A document inspector child process (see upload/inspect) runs here
 	// and exits; nothing else happens in it.
 	inspect.RunChildIfRequested()
+	// So does the auto processor's text reader (see extraction).
+	extraction.RunChildIfRequested()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)

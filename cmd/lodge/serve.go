@@ -18,6 +18,7 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/extraction"
 	"github.com/lodge-mail/lodge/internal/adminsock"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/printroom"
@@ -149,7 +150,10 @@ func runServe(ctx context.Context, args []string) error {
 			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
 		},
 		Printer: printer,
-		Metrics: mailroomMetrics,
+		// the auto processor: letters read out of documents uploaded
+		// without metadata letters
+		Extractor: extraction.New(extraction.Config{PDF: producer.PDF, DocumentError: production.DocumentError, Metrics: mailroomMetrics}, log),
+		Metrics:   mailroomMetrics,
 	}, log)
 	// The account, user, key, print and invoice commands reach the stores
 	// through this socket while we hold them; it stops before they close.
