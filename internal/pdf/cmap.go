@@ -286,8 +286,9 @@ func codeBytes(b []byte) (uint32, bool) {
 }
 
 // utf16Text decodes a ToUnicode destination, UTF-16BE (an odd last byte
-// is dropped, an unpaired surrogate is U+FFFD, ligatures are spelt out).
-// A single byte, which broken maps write, is taken as a character.
+// is dropped, an unpaired surrogate is U+FFFD). A single byte, which
+// broken maps write, is taken as a character. Ligatures are spelt out
+// later (text), after a range has counted up from them.
 func utf16Text(b []byte) string {
 	if len(b) > maxDstBytes {
 		b = b[:maxDstBytes]
@@ -304,11 +305,20 @@ func utf16Text(b []byte) string {
 		units[n] = uint16(b[i])<<8 | uint16(b[i+1])
 		n++
 	}
-	var sb strings.Builder
-	for _, r := range utf16.Decode(units[:n]) {
-		sb.WriteString(runeText(r))
+	return string(utf16.Decode(units[:n]))
+}
+
+// spellOut writes the ligature characters of s (U+FB00 to U+FB06) as
+// their letters, allocating only when there are any.
+func spellOut(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r >= 0xFB00 && r <= 0xFB06 }) < 0 {
+		return s
 	}
-	return sb.String()
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteString(runeText(r))
+	}
+	return b.String()
 }
 
 // finish sorts the ranges and indexes the codespace.
@@ -333,19 +343,27 @@ func (cm *cmap) finish() {
 	}
 	cm.cidMax = sortRanges(cm.cids)
 	cm.bfMax = sortRanges(cm.bf)
+	// the fast path: a first byte that only one range holds, and that
+	// range takes any following bytes
 	for b := range 256 {
-		var lens uint8
-		for _, cs := range cm.space {
+		var only *codespace
+		count := 0
+		for i := range cm.space {
+			cs := &cm.space[i]
 			if byte(b) >= cs.lo[0] && byte(b) <= cs.hi[0] {
-				lens |= 1 << cs.n
+				only = cs
+				count++
 			}
 		}
-		if lens != 0 && lens&(lens-1) == 0 {
-			for n := 1; n <= 4; n++ {
-				if lens == 1<<n {
-					cm.firstLen[b] = uint8(n)
-				}
-			}
+		if count != 1 {
+			continue
+		}
+		full := true
+		for k := 1; k < only.n; k++ {
+			full = full && only.lo[k] == 0 && only.hi[k] == 0xFF
+		}
+		if full {
+			cm.firstLen[b] = uint8(only.n)
 		}
 	}
 }
@@ -444,11 +462,11 @@ func (cm *cmap) text(code uint32) (string, bool) {
 		if int(k) >= len(cm.dst) {
 			return "", false
 		}
-		return cm.dst[k], true
+		return spellOut(cm.dst[k]), true
 	}
 	base := cm.dst[r.val]
 	if code == r.lo || base == "" {
-		return base, true
+		return spellOut(base), true
 	}
 	// count the last character up (the spec says its last byte; the
 	// character is what every producer means)
@@ -458,5 +476,5 @@ func (cm *cmap) text(code uint32) (string, bool) {
 		return "\uFFFD", true
 	}
 	runes[len(runes)-1] = last
-	return string(runes), true
+	return spellOut(string(runes)), true
 }

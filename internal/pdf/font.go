@@ -296,11 +296,11 @@ func (d *Reader) loadSimple(f *font, fd dict, sub pdfName) error {
 		for c := range 256 {
 			w, ok := std.width(names[c])
 			switch {
+			case names[c] == "" || names[c] == ".notdef":
+				w = 0 // no glyph
 			case ok:
 			case missing > 0:
 				w = int(missing / scale)
-			case names[c] == "":
-				w = 0 // no glyph: .notdef
 			default:
 				w = fallbackWidth // a glyph the standard font lacks
 			}
@@ -359,12 +359,16 @@ func (d *Reader) type1Encoding(s *stream) *[256]string {
 	var lx clexer
 	lx.reset(data[i+len("/Encoding"):])
 	var enc [256]string
-	found := false
+	found, dup := false, false
 	code := -1
-	for range maxFontFileBytes {
-		switch lx.token() {
+	for {
+		t := lx.token()
+		switch t {
 		case ctEOF:
-			return nilUnless(found, &enc)
+			if found {
+				return &enc
+			}
+			return nil
 		case ctOp:
 			switch string(lx.kw) {
 			case "StandardEncoding":
@@ -373,31 +377,26 @@ func (d *Reader) type1Encoding(s *stream) *[256]string {
 				if found {
 					return &enc
 				}
-			case "dup", "put", "array", "for", "exch":
-			default:
-				if found {
-					return &enc
-				}
 			}
+			dup = string(lx.kw) == "dup"
+			code = -1
 		case ctNum:
-			code = int(lx.num)
+			code = -1
+			if dup && lx.num >= 0 && lx.num < 256 {
+				code = int(lx.num)
+			}
+			dup = false
 		case ctName:
-			if code >= 0 && code < 256 {
+			if code >= 0 {
 				enc[code] = string(lx.str())
 				found = true
 			}
-			code = -1
+			code, dup = -1, false
+		default:
+			code, dup = -1, false
 		}
 		lx.sbuf = lx.sbuf[:0]
 	}
-	return nilUnless(found, &enc)
-}
-
-func nilUnless(ok bool, e *[256]string) *[256]string {
-	if ok {
-		return e
-	}
-	return nil
 }
 
 func (d *Reader) loadComposite(f *font, fd dict) error {

@@ -17,16 +17,25 @@ type std14Font struct {
 	widths          []uint32 // glyph index<<16 | width, sorted
 }
 
-// width returns the advance width (1/1000 em) of a glyph by name.
+// width returns the advance width (1/1000 em) of a glyph by name, or
+// by the name of the font's glyph for the same character (uni20AC is
+// the Euro's).
 func (f *std14Font) width(name string) (int, bool) {
-	g, ok := glyphIndex(name)
-	if !ok {
+	if g, ok := glyphIndex(name); ok {
+		key := uint32(g) << 16
+		i := sort.Search(len(f.widths), func(i int) bool { return f.widths[i] >= key })
+		if i < len(f.widths) && f.widths[i]>>16 == uint32(g) {
+			return int(f.widths[i] & 0xFFFF), true
+		}
+	}
+	r, n := utf8.DecodeRuneInString(glyphText(name))
+	if n == 0 || r == utf8.RuneError || n != len(glyphText(name)) {
 		return 0, false
 	}
-	key := uint32(g) << 16
-	i := sort.Search(len(f.widths), func(i int) bool { return f.widths[i] >= key })
-	if i < len(f.widths) && f.widths[i]>>16 == uint32(g) {
-		return int(f.widths[i] & 0xFFFF), true
+	for _, w := range f.widths {
+		if glyphRunes[w>>16] == r {
+			return int(w & 0xFFFF), true
+		}
 	}
 	return 0, false
 }

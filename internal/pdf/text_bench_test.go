@@ -3,6 +3,9 @@ package pdf
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lodge-mail/lodge/internal/pagetext"
@@ -63,6 +66,28 @@ func BenchmarkPageText(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+		})
+	}
+	// the real producers' pages (fonts loaded once, as in a long
+	// document): Chromium's CID fonts, Ghostscript's Type 1C
+	for _, name := range []string{"chromium.pdf", "gs.pdf"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "text", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := Open(bytes.NewReader(data), int64(len(data)), Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strings.TrimSuffix(name, ".pdf")+"-zone", func(b *testing.B) {
+			b.ReportAllocs()
+			var p pagetext.Page
+			for k := range b.N {
+				if err := r.PageText(k%r.NumPages(), &windowZone, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 		})
 	}
 }
