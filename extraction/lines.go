@@ -19,6 +19,19 @@ type Line struct {
 	Text      string        `json:"text"`
 	Box       pagetext.Rect `json:"box"`
 	Invisible bool          `json:"invisible,omitempty"`
+	// Cut: the line goes on past the zone's left or right edge (the
+	// window would show part of it).
+	Cut bool `json:"cut,omitempty"`
+}
+
+// Band is how far beyond the zone's left and right edges characters are
+// read, to tell a line that runs past an edge (cut by the window) from
+// one that ends inside it: 10 mm.
+const Band = 10 * 72 / 25.4
+
+// band is the area the reader is asked for: the zone widened by Band.
+func band(zone pagetext.Rect) pagetext.Rect {
+	return pagetext.Rect{X0: zone.X0 - Band, Y0: zone.Y0, X1: zone.X1 + Band, Y1: zone.Y1}
 }
 
 // Grouping thresholds, in ems of the characters concerned.
@@ -38,15 +51,17 @@ const (
 
 // lines groups the upright characters of a page whose centres lie in
 // zone into lines, top to bottom, each left to right. Characters at other
-// angles never make an address line and are left out. buf is scratch
-// space the caller may reuse.
+// angles never make an address line and are left out. Characters in the
+// band beside the zone only tell whether a line is cut: one that
+// continues a zone line across the edge (a gap under an em) marks it
+// Cut. buf is scratch space the caller may reuse.
 func lines(chars []pagetext.Char, zone pagetext.Rect, buf []pagetext.Char) ([]Line, []pagetext.Char) {
 	buf = buf[:0]
 	for _, c := range chars {
 		if c.Dir != 0 || !(c.X1 > c.X0) || !(c.Y1 > c.Y0) || !(c.Size > 0) {
 			continue
 		}
-		if zone.Contains((c.X0+c.X1)/2, (c.Y0+c.Y1)/2) {
+		if band(zone).Contains((c.X0+c.X1)/2, (c.Y0+c.Y1)/2) {
 			buf = append(buf, c)
 		}
 	}
@@ -69,7 +84,8 @@ func lines(chars []pagetext.Char, zone pagetext.Rect, buf []pagetext.Char) ([]Li
 		}
 		run := buf[start:i]
 		slices.SortStableFunc(run, func(a, b pagetext.Char) int { return cmpF(a.X0, b.X0) })
-		if l, ok := joinLine(run); ok {
+		if l, ok := joinLine(inZone(run, zone)); ok {
+			l.Cut = cut(run, zone)
 			out = append(out, l)
 		}
 		if i < len(buf) {
@@ -77,6 +93,55 @@ func lines(chars []pagetext.Char, zone pagetext.Rect, buf []pagetext.Char) ([]Li
 		}
 	}
 	return out, buf
+}
+
+// inZone moves the characters of a line whose centres lie in zone to its
+// front, in order, and returns them.
+func inZone(run []pagetext.Char, zone pagetext.Rect) []pagetext.Char {
+	n := 0
+	for i := range run {
+		if zone.Contains((run[i].X0+run[i].X1)/2, (run[i].Y0+run[i].Y1)/2) {
+			run[n], run[i] = run[i], run[n]
+			n++
+		}
+	}
+	in := run[:n]
+	slices.SortStableFunc(in, func(a, b pagetext.Char) int { return cmpF(a.X0, b.X0) })
+	return in
+}
+
+// cut reports whether a line's characters outside the zone continue it:
+// one within an em of the zone's edge beside the line's first or last
+// character inside (run: the characters inside first, as inZone leaves
+// them).
+func cut(run []pagetext.Char, zone pagetext.Rect) bool {
+	var first, last *pagetext.Char
+	var out []pagetext.Char
+	for i := range run {
+		c := &run[i]
+		if zone.Contains((c.X0+c.X1)/2, (c.Y0+c.Y1)/2) {
+			if first == nil || c.X0 < first.X0 {
+				first = c
+			}
+			if last == nil || c.X1 > last.X1 {
+				last = c
+			}
+		} else {
+			out = append(out, *c)
+		}
+	}
+	if first == nil {
+		return false
+	}
+	for _, c := range out {
+		if strings.TrimSpace(c.Text) == "" {
+			continue
+		}
+		if c.X1 <= first.X0+0.01 && first.X0-c.X1 < first.Size || c.X0 >= last.X1-0.01 && c.X0-last.X1 < last.Size {
+			return true
+		}
+	}
+	return false
 }
 
 // joinLine makes one line of characters sorted along the baseline:

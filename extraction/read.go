@@ -215,9 +215,10 @@ func runChild(kind, path string, stdout io.Writer) int {
 		buf  []pagetext.Char
 		pr   PageRead
 	)
-	zone := &req.Zone
+	zone := band(req.Zone)
+	pzone := &zone
 	if req.Marker != "" {
-		zone = nil // the marker may be anywhere on the page
+		pzone = nil // the marker may be anywhere on the page
 	}
 	marker := foldLine(req.Marker)
 	for i := range n {
@@ -225,7 +226,7 @@ func runChild(kind, path string, stdout io.Writer) int {
 			return fail(fmt.Sprintf("reading its text took longer than %v (%d of %d pages read)", req.Timeout, i, n))
 		}
 		pr = PageRead{}
-		if err := pageText(i, zone, &page); err != nil {
+		if err := pageText(i, pzone, &page); err != nil {
 			pr.Err = err.Error()
 		} else {
 			pr.Lines, buf = lines(page.Chars, req.Zone, buf)

@@ -151,3 +151,22 @@ func TestSplit(t *testing.T) {
 		"1-1 MR A/1 A ST/KINGSTON ACT 2604; 2-3 MR A/KINGSTON ACT 2604 HELD the envelope window of page 2 of doc.pdf: the ref: line comes after address lines: channel lines go above the address")
 	f("no pages", Rule{}, nil, "")
 }
+
+func TestCutLines(t *testing.T) {
+	f := func(name string, cs []pagetext.Char, want string) {
+		t.Helper()
+		ls, _ := lines(cs, zone, nil)
+		var got []string
+		for _, l := range ls {
+			got = append(got, fmt.Sprintf("%s cut=%v", l.Text, l.Cut))
+		}
+		if g := strings.Join(got, "|"); g != want {
+			t.Errorf("%s: got %q, want %q", name, g, want)
+		}
+	}
+	f("inside", chars(60, 160, "10 SMITH ST"), "10 SMITH ST cut=false")
+	f("past the left edge", chars(30, 160, "10 SMITH STREET"), "SMITH STREET cut=true")
+	f("past the right edge", chars(300, 160, "KINGSTON ACT"), "KINGST cut=true")
+	f("a column beside it is not a cut", append(chars(60, 160, "10 SMITH ST"), chars(345, 160, "Date: 1 March")...), "10 SMITH ST cut=false")
+	f("only outside", chars(340, 160, "Page 2"), "")
+}

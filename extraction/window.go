@@ -68,6 +68,9 @@ func readWindow(lines []Line) Window {
 	var w Window
 	postal := false
 	for _, l := range lines {
+		if l.Cut {
+			w.problem(fmt.Sprintf("the line %q runs past the edge of the envelope window zone: the window would show part of it", l.Text))
+		}
 		key, value, ok := channelLine(l.Text)
 		if !ok {
 			postal = true
