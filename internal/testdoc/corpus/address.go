@@ -110,12 +110,14 @@ func newAddress(r *rand.Rand) ([]string, string, string, string) {
 }
 
 // newRecipient draws an address and, for some letters, a reference and
-// channel lines, and how they are painted.
-func newRecipient(r *rand.Rand, n int, allowInvisible bool) recipient {
+// channel lines, and how they are painted. The first letters of a layout
+// (k counts them) have each kind: a white, an invisible and a visible
+// reference, visible and hidden channel lines.
+func newRecipient(r *rand.Rand, n, k int, allowInvisible bool) recipient {
 	var rc recipient
 	var first, last string
 	rc.Address, rc.Verdict, first, last = newAddress(r)
-	if r.IntN(100) < 45 {
+	if r.IntN(100) < 45 || k < 3 {
 		switch r.IntN(3) {
 		case 0:
 			rc.Ref = fmt.Sprintf("%09d", 100000000+r.IntN(900000000))
@@ -124,7 +126,11 @@ func newRecipient(r *rand.Rand, n int, allowInvisible bool) recipient {
 		default:
 			rc.Ref = fmt.Sprintf("ACC/%d", 10000+r.IntN(90000))
 		}
-		switch x := r.IntN(10); {
+		x := r.IntN(10)
+		if k < 3 {
+			x = []int{0, 5, 9}[k]
+		}
+		switch {
 		case x < 4:
 			rc.RefInk, rc.refStyle = white, "ref_white"
 		case x < 8 && allowInvisible:
@@ -133,7 +139,7 @@ func newRecipient(r *rand.Rand, n int, allowInvisible bool) recipient {
 			rc.RefInk, rc.refStyle = black, "ref_visible"
 		}
 	}
-	if r.IntN(100) < 22 {
+	if r.IntN(100) < 22 || k == 3 || k == 4 {
 		local := strings.ToLower(asciiOnly(first) + "." + asciiOnly(last))
 		switch r.IntN(4) {
 		case 0:
@@ -149,7 +155,7 @@ func newRecipient(r *rand.Rand, n int, allowInvisible bool) recipient {
 			rc.SMS = fmt.Sprintf("+614%08d", r.IntN(100000000))
 		}
 		rc.channelMode = "channels"
-		if r.IntN(3) == 0 {
+		if hide := r.IntN(3) == 0; k == 4 || hide && k != 3 {
 			rc.ChannelInk, rc.channelMode = white, "channels_hidden"
 		}
 	}

@@ -117,7 +117,7 @@ func TestSmallCorpusCovers(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"reference", "ref_white", "ref_invisible", "ref_visible", "channels", "repeat_address", "landscape_page",
-		"rotate90", "form", "nested_form", "logo", "columns", "return_address", "info_block", "offset"} {
+		"rotate90", "rotate180", "rotate270", "channels_hidden", "form", "nested_form", "logo", "columns", "return_address", "info_block", "offset"} {
 		if !features[f] {
 			t.Errorf("no letter with feature %s", f)
 		}
@@ -261,8 +261,6 @@ func lines(ws []word) ([]string, [][]word) {
 	}
 	return out, groups
 }
-
-func abs(v float64) float64 { return max(v, -v) }
 
 // inZone returns the words that touch zone z.
 func inZone(ws []word, z Rect) []word {

@@ -290,6 +290,12 @@ func printHTML(ctx context.Context, dir, scratch string, i int, p printJob) erro
 	if err := os.WriteFile(html, p.html, 0o644); err != nil {
 		return err
 	}
+	for _, im := range []image{logoImage, scanImage} {
+		_, png, _ := imageData(im)
+		if err := os.WriteFile(filepath.Join(scratch, imageFile(im)), png, 0o644); err != nil {
+			return err
+		}
+	}
 	profile := filepath.Join(scratch, fmt.Sprintf("profile-%d", i))
 	out := filepath.Join(dir, p.out)
 	if len(p.cuts) > 0 {

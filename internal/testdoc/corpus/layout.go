@@ -48,6 +48,7 @@ type letter struct {
 type gen struct {
 	r      *rand.Rand
 	serial int
+	made   map[string]int // letters made so far by layout
 }
 
 // style says what a producer can draw for a layout.
@@ -184,7 +185,7 @@ func (g *gen) bodyLines(p *page, x, w, y0, y1 float64, f font, size float64) {
 	var b strings.Builder
 	for y := y0 + size; y < y1; y += pitch {
 		if g.r.IntN(7) == 0 {
-			y += pitch / 2 // a paragraph break
+			y += pitch // a paragraph break
 		}
 		b.Reset()
 		for {
@@ -288,18 +289,29 @@ func (g *gen) account() string { return fmt.Sprintf("%04d %04d", g.r.IntN(10000)
 func (g *gen) recipient(st style, prev []string) recipient {
 	g.serial++
 	for {
-		rc := newRecipient(g.r, g.serial, st.invisible)
+		rc := newRecipient(g.r, g.serial, g.made[st.layout], st.invisible)
 		if !slices.Equal(rc.Address, prev) {
 			return rc
 		}
 	}
 }
 
-// makeLetter makes one letter of a conforming layout with n pages.
+// makeLetter makes one letter of a conforming layout with n pages. The
+// first letters of a layout have its features: a statement repeating its
+// address, one with a landscape page, a block outside the window within
+// the tolerance.
 func (g *gen) makeLetter(st style, rc recipient, n int) letter {
+	k := g.made[st.layout]
+	g.made[st.layout]++
 	l := Letter{Layout: st.layout}
 	f := pick(g.r, st.fonts)
-	offset := g.r.IntN(5) == 0
+	if k < len(st.fonts) {
+		f = st.fonts[k]
+	}
+	offset := g.r.IntN(5) == 0 || k == 2
+	if (st.layout == "statement" || st.layout == "rotated" || st.layout == "postscript") && k < 2 {
+		n = max(n, 3)
+	}
 	window := g.windowText(rc, f, offset, &l)
 	acct := g.account()
 	pages := make([]page, n)
@@ -351,13 +363,13 @@ func (g *gen) makeLetter(st style, rc recipient, n int) letter {
 	default:
 		panic("corpus: no layout " + st.layout)
 	}
-	repeat := n > 1 && (st.layout == "fixed_pages" || (st.layout == "statement" && g.r.IntN(3) == 0))
+	repeat := n > 1 && (st.layout == "fixed_pages" || (st.layout == "statement" && (g.r.IntN(3) == 0 || k == 0) && k != 1))
 	if repeat && st.layout != "fixed_pages" {
 		addFeature(&l, "repeat_address")
 	}
 	for i := 1; i < n; i++ {
 		p := &pages[i]
-		landscape := (st.layout == "statement" || st.layout == "rotated" || st.layout == "postscript") && g.r.IntN(6) == 0
+		landscape := (st.layout == "statement" || st.layout == "rotated" || st.layout == "postscript") && (g.r.IntN(6) == 0 || k == 1 && i == 1)
 		if landscape && !repeat {
 			p.W, p.H = a4H, a4W
 			addFeature(&l, "landscape_page")
@@ -429,7 +441,7 @@ func (g *gen) makeNonConforming(layout string, prev []string) letter {
 	g.letterhead(first, false, false, true, &l)
 	switch layout {
 	case "nc_scan":
-		l.Hold, l.Font = HoldScan, "(image)"
+		l.Hold, l.Font, l.Address = HoldScan, "(image)", []string{}
 		first.Boxes = append(first.Boxes, box{X: 22 * MM, Y: 52 * MM, W: 90 * MM, H: 34 * MM, Image: scanImage})
 	case "nc_unreadable":
 		l.Hold = HoldUnreadable
@@ -452,3 +464,5 @@ func (g *gen) makeNonConforming(layout string, prev []string) letter {
 	}
 	return letter{pages: pages, m: l}
 }
+
+func abs(v float64) float64 { return max(v, -v) }

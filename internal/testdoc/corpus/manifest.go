@@ -84,8 +84,9 @@ type Letter struct {
 	FirstPage int `json:"first_page"` // 1-based
 	LastPage  int `json:"last_page"`
 	// Address is the postal lines in the window, exactly as printed, top
-	// to bottom (the channel lines excluded). Empty when the window holds
-	// nothing readable (Hold says why).
+	// to bottom (the channel lines excluded). For a letter held as
+	// unreadable or past the window's edge, the lines as drawn (what a
+	// person correcting it would type); empty for a scan.
 	Address   []string `json:"address"`
 	Reference string   `json:"reference,omitempty"`
 	Email     string   `json:"email,omitempty"`

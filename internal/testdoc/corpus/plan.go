@@ -102,7 +102,7 @@ func plan(o Options) ([]planned, int, error) {
 	if n < Small {
 		return nil, 0, fmt.Errorf("corpus: %d letters asked for, at least %d make a corpus", n, Small)
 	}
-	g := &gen{r: rand.New(rand.NewPCG(o.Seed, o.Seed^0x6c657474657273))}
+	g := &gen{r: rand.New(rand.NewPCG(o.Seed, o.Seed^0x6c657474657273)), made: map[string]int{}}
 	var docs []planned
 	letters := 0
 
@@ -275,11 +275,14 @@ func fixedPages(g *gen, st style, count int) []letter {
 }
 
 // rotate stores the pages of rotated letters turned: a letter's pages by
-// 90, 180 or 270 degrees (or not at all), a landscape page as portrait
-// paper turned 90.
+// 90, 180 or 270 degrees (or not at all; the first letters each way), a
+// landscape page as portrait paper turned 90.
 func rotate(g *gen, ls []letter) {
 	for i := range ls {
 		r := []int{0, 90, 90, 180, 270}[g.r.IntN(5)]
+		if i < 4 {
+			r = []int{90, 180, 270, 0}[i]
+		}
 		for j := range ls[i].pages {
 			p := &ls[i].pages[j]
 			if p.W > p.H {
