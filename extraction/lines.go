@@ -41,10 +41,11 @@ const (
 	// instead of writing spaces (TeX, Chromium) leave a quarter em or
 	// more; kerning and justification inside a word stay well below.
 	wordGap = 0.15
-	// A character drawn again within this distance of the same
-	// character is the same glyph drawn twice (the poor man's bold of
-	// some producers), not a doubled letter.
-	overstrike = 0.25
+	// A character drawn again within this part of its own advance from
+	// where the same character starts is the same glyph drawn twice (the
+	// poor man's bold of some producers), not a doubled letter (which
+	// starts a whole advance on).
+	overstrike = 0.3
 	// Characters belong to one line when their baselines are this close.
 	baselineTol = 0.3
 )
@@ -154,7 +155,7 @@ func joinLine(run []pagetext.Char) (Line, bool) {
 	for i := range run {
 		c := &run[i]
 		if prev != nil {
-			if c.Text == prev.Text && math.Abs(c.X0-prev.X0) < overstrike*c.Size {
+			if c.Text == prev.Text && math.Abs(c.X0-prev.X0) < overstrike*(prev.X1-prev.X0) {
 				continue
 			}
 			if gap := c.X0 - prev.X1; gap > wordGap*max(c.Size, prev.Size) {

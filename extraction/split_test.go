@@ -56,6 +56,8 @@ func TestLines(t *testing.T) {
 	bold := cat(chars(60, 160, "BOLD"), chars(60.4, 160, "BOLD"))
 	f("overstruck bold", bold, "BOLD")
 	f("doubled letters stay", chars(60, 160, "HILL"), "HILL")
+	narrow := []pagetext.Char{{Text: "l", X0: 60, X1: 62.2, Y0: 152, Y1: 162, Size: 10}, {Text: "l", X0: 62.2, X1: 64.4, Y0: 152, Y1: 162, Size: 10}}
+	f("doubled narrow letters stay", narrow, "ll")
 	sub := chars(60, 160, "LEVEL 3")
 	sub[len(sub)-1].Y1 += 1.5 // a baseline a little off
 	f("baseline jitter", sub, "LEVEL 3")
@@ -132,6 +134,9 @@ func TestSplit(t *testing.T) {
 	f("one letter", Rule{}, []PageRead{a, blank, blank}, "1-3 MR A/1 A ST/KINGSTON ACT 2604")
 	f("stream", Rule{}, []PageRead{a, blank, b, head, blank, a}, "1-2 MR A/1 A ST/KINGSTON ACT 2604; 3-5 MS B/2 B ST/KINGSTON ACT 2604; 6-6 MR A/1 A ST/KINGSTON ACT 2604")
 	f("repeated address is a continuation", Rule{}, []PageRead{b, bShouting, b}, "1-3 MS B/2 B ST/KINGSTON ACT 2604")
+	bRef1, bRef2 := addr("ref:1", "MS B", "2 B ST", "KINGSTON ACT 2604"), addr("ref:2", "MS B", "2 B ST", "KINGSTON ACT 2604")
+	f("repeated address without its reference is a continuation", Rule{}, []PageRead{bRef1, b}, "1-2 MS B/2 B ST/KINGSTON ACT 2604")
+	f("same address, another reference: another letter", Rule{}, []PageRead{bRef1, bRef2}, "1-1 MS B/2 B ST/KINGSTON ACT 2604; 2-2 MS B/2 B ST/KINGSTON ACT 2604")
 	f("every page a letter", Rule{}, []PageRead{a, b, a, b}, "1-1 MR A/1 A ST/KINGSTON ACT 2604; 2-2 MS B/2 B ST/KINGSTON ACT 2604; 3-3 MR A/1 A ST/KINGSTON ACT 2604; 4-4 MS B/2 B ST/KINGSTON ACT 2604")
 	f("pages before the first address", Rule{}, []PageRead{blank, head, a, blank},
 		"1-2  HELD page 1 of doc.pdf comes before the first address: no envelope window on it shows one (pages 1-2); 3-4 MR A/1 A ST/KINGSTON ACT 2604")

@@ -38,11 +38,14 @@ func (w *Window) HasAddress() bool {
 	return w.Reference != "" || w.Email != "" || w.Fax != "" || w.SMS != "" || len(w.Postal) >= 2 || w.Problem != ""
 }
 
-// Same reports whether two windows name the same recipient: the same
-// postal lines (compared as production compares them: case, punctuation
-// and spacing aside) and the same channel lines.
+// Same reports whether w (a later page's window) names the recipient of
+// o (the current letter's): the same postal lines, compared as
+// production compares them (case, punctuation and spacing aside), and
+// either no channel lines (continuation pages repeat the address, not
+// the reference) or the same ones. The same address with another
+// reference is another letter to the same person.
 func (w *Window) Same(o *Window) bool {
-	if w.Reference != o.Reference || w.Email != o.Email || w.Fax != o.Fax || w.SMS != o.SMS || len(w.Postal) != len(o.Postal) {
+	if len(w.Postal) != len(o.Postal) {
 		return false
 	}
 	for i := range w.Postal {
@@ -50,7 +53,10 @@ func (w *Window) Same(o *Window) bool {
 			return false
 		}
 	}
-	return true
+	if w.Reference == "" && w.Email == "" && w.Fax == "" && w.SMS == "" && len(w.Postal) > 0 {
+		return true
+	}
+	return w.Reference == o.Reference && w.Email == o.Email && w.Fax == o.Fax && w.SMS == o.SMS
 }
 
 // foldLine is a line in capitals with every run of characters other than
