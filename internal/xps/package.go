@@ -3,6 +3,7 @@ package xps
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,11 @@ func openPackage(r io.ReaderAt, size int64, lim Limits) (*pkg, error) {
 	if size < 0 {
 		return nil, malformed("package size %d is negative", size)
 	}
+	// archive/zip reads the whole central directory at once: a count
+	// declared past MaxParts is refused before it does.
+	if n, ok := declaredParts(r, size); ok && n > uint64(lim.MaxParts) {
+		return nil, limitErr("package declares %d parts, more than %d", n, lim.MaxParts)
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// Part names are only looked up, never used as paths: an
@@ -52,6 +58,37 @@ func openPackage(r io.ReaderAt, size int64, lim Limits) (*pkg, error) {
 		p.parts[k] = f
 	}
 	return p, nil
+}
+
+// declaredParts reads the number of entries a ZIP's end of central
+// directory record (or its ZIP64 record) declares.
+func declaredParts(r io.ReaderAt, size int64) (uint64, bool) {
+	const endLen, maxComment = 22, 65535
+	tail := min(size, endLen+maxComment)
+	if tail < endLen {
+		return 0, false
+	}
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && err != io.EOF {
+		return 0, false
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if i < 0 || len(buf)-i < endLen {
+		return 0, false
+	}
+	n := uint64(binary.LittleEndian.Uint16(buf[i+10:]))
+	if n != 0xFFFF || i < 20 || !bytes.Equal(buf[i-20:i-16], []byte("PK\x06\x07")) {
+		return n, true
+	}
+	off := binary.LittleEndian.Uint64(buf[i-20+8:])
+	var rec [56]byte
+	if off > uint64(size) || off+56 > uint64(size) {
+		return 0, false
+	}
+	if _, err := r.ReadAt(rec[:], int64(off)); err != nil || !bytes.Equal(rec[:4], []byte("PK\x06\x06")) {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(rec[32:]), true
 }
 
 // decompressor reuses one inflater: zip.File.Open calls it for each

@@ -53,6 +53,7 @@ type walker struct {
 	// is len(ns) when the element at depth d opened.
 	ns    []nsBind
 	marks []int
+	names []xml.Name // the open elements, to match end tags
 	cur   elem
 	// Lifting (see lift.go): src is the page before lifting, notes what
 	// lift took from its Glyphs, glyphs how many Glyphs tags the walker
@@ -105,7 +106,7 @@ func newWalker(data []byte, part string, lim *Limits, dl *deadline.Deadline) *wa
 		}
 		return nil, fmt.Errorf("encoding %q is not supported", label)
 	}
-	return &walker{dec: dec, part: part, lim: lim, dl: dl, marks: make([]int, 0, 32)}
+	return &walker{dec: dec, part: part, lim: lim, dl: dl, marks: make([]int, 0, 32), names: make([]xml.Name, 0, 32)}
 }
 
 // errorf returns a malformed error located at the walker's line.
@@ -145,6 +146,7 @@ func (w *walker) next() (e *elem, end bool, err error) {
 			}
 			w.depth++
 			w.marks = append(w.marks, len(w.ns))
+			w.names = append(w.names, t.Name)
 			for _, a := range t.Attr {
 				switch {
 				case a.Name.Space == "" && a.Name.Local == "xmlns":
@@ -165,12 +167,23 @@ func (w *walker) next() (e *elem, end bool, err error) {
 			if w.depth == 0 {
 				return nil, false, w.errorf("</%s> closes nothing", t.Name.Local)
 			}
+			if open := w.names[len(w.names)-1]; open != t.Name {
+				return nil, false, w.errorf("</%s> closes <%s>", qname(t.Name), qname(open))
+			}
 			w.depth--
 			w.ns = w.ns[:w.marks[len(w.marks)-1]]
 			w.marks = w.marks[:len(w.marks)-1]
+			w.names = w.names[:len(w.names)-1]
 			return nil, true, nil
 		}
 	}
+}
+
+func qname(n xml.Name) string {
+	if n.Space == "" {
+		return n.Local
+	}
+	return n.Space + ":" + n.Local
 }
 
 // checkNote matches the Glyphs element just read with lift's note of
