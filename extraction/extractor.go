@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -68,6 +69,20 @@ type Extractor struct {
 	log                 *slog.Logger
 	pages, docs, failed *metrics.Counter
 	seconds             *metrics.FloatCounter
+	peakRSS             atomic.Int64
+}
+
+// PeakRSS returns the largest peak resident memory of a reader child so
+// far, in bytes (also the metric lodge_extract_reader_peak_rss_bytes).
+func (x *Extractor) PeakRSS() int64 { return x.peakRSS.Load() }
+
+func (x *Extractor) noteRSS(rss int64) {
+	for {
+		old := x.peakRSS.Load()
+		if rss <= old || x.peakRSS.CompareAndSwap(old, rss) {
+			return
+		}
+	}
 }
 
 // New returns an auto processor.
@@ -80,13 +95,15 @@ func New(cfg Config, log *slog.Logger) *Extractor {
 	if set == nil {
 		set = metrics.NewSet()
 	}
-	return &Extractor{
+	x := &Extractor{
 		cfg: cfg, log: log,
 		pages:   set.GetOrCreateCounter(`lodge_extract_pages_total`),
 		docs:    set.GetOrCreateCounter(`lodge_extract_documents_total`),
 		failed:  set.GetOrCreateCounter(`lodge_extract_documents_unreadable_total`),
 		seconds: set.GetOrCreateFloatCounter(`lodge_extract_seconds_total`),
 	}
+	set.GetOrCreateGauge(`lodge_extract_reader_peak_rss_bytes`, func() float64 { return float64(x.peakRSS.Load()) })
+	return x
 }
 
 const pt = 72 / 25.4 // points per millimetre
@@ -155,8 +172,9 @@ func (x *Extractor) document(ctx context.Context, m *pipeline.Mailing, f pipelin
 		Memory:  x.cfg.Memory,
 	}
 	start := time.Now()
-	pages, err := readPages(ctx, kind, path, req, f.Pages)
+	pages, rss, err := readPages(ctx, kind, path, req, f.Pages)
 	x.seconds.Add(time.Since(start).Seconds())
+	x.noteRSS(rss)
 	x.docs.Inc()
 	var de *docError
 	switch {
@@ -167,7 +185,8 @@ func (x *Extractor) document(ctx context.Context, m *pipeline.Mailing, f pipelin
 	}
 	x.pages.Add(len(pages))
 	found := split(f.Name, pages, rule)
-	x.log.Info("letters read", "epid", m.EPID, "document", f.Name, "pages", len(pages), "letters", len(found), "took", time.Since(start).Round(time.Millisecond))
+	x.log.Info("letters read", "epid", m.EPID, "document", f.Name, "pages", len(pages), "letters", len(found),
+		"took", time.Since(start).Round(time.Millisecond), "reader_rss_mb", rss>>20)
 	return found, nil
 }
 

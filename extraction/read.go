@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lodge-mail/lodge/internal/isolate"
@@ -58,10 +58,10 @@ func (e *docError) Error() string { return e.msg }
 
 // readPages reads every page of a document (kind pdf or xps) in a child
 // process bounded by lim, and returns what each page's window zone holds.
-func readPages(ctx context.Context, kind, path string, req request, wantPages int) ([]PageRead, error) {
+func readPages(ctx context.Context, kind, path string, req request, wantPages int) ([]PageRead, int64, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rj, _ := json.Marshal(req)
 	tctx, cancel := context.WithTimeout(ctx, req.Timeout+childGrace)
@@ -76,12 +76,12 @@ func readPages(ctx context.Context, kind, path string, req request, wantPages in
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	cmd.WaitDelay = time.Second
 	isolate.KillGroup(cmd)
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	pages := make([]PageRead, 0, max(wantPages, 0))
 	var end closing
@@ -103,20 +103,26 @@ func readPages(ctx context.Context, kind, path string, req request, wantPages in
 	}
 	io.Copy(io.Discard, out)
 	runErr := cmd.Wait()
+	var rss int64 // the child's peak resident memory, bytes
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss << 10
+		}
+	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, rss, err
 	}
 	switch {
 	case tctx.Err() != nil:
-		return nil, &docError{fmt.Sprintf("reading its text took longer than %v", req.Timeout)}
+		return nil, rss, &docError{fmt.Sprintf("reading its text took longer than %v", req.Timeout)}
 	case end.Error != "":
-		return nil, &docError{end.Error}
+		return nil, rss, &docError{end.Error}
 	case !end.Done:
-		return nil, &docError{"its text could not be read: " + crash(runErr, stderr.String(), req.Memory)}
+		return nil, rss, &docError{"its text could not be read: " + crash(runErr, stderr.String(), req.Memory)}
 	case end.Pages != len(pages):
-		return nil, fmt.Errorf("the text reader answered for %d pages of %d", len(pages), end.Pages)
+		return nil, rss, fmt.Errorf("the text reader answered for %d pages of %d", len(pages), end.Pages)
 	}
-	return pages, nil
+	return pages, rss, nil
 }
 
 func crash(runErr error, stderr string, memory int64) string {
@@ -257,5 +263,3 @@ func hasMarker(chars []pagetext.Char, marker string) bool {
 	}
 	return strings.Contains(strings.ReplaceAll(foldLine(b.String()), " ", ""), strings.ReplaceAll(marker, " ", ""))
 }
-
-var _ = errors.New
