@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -255,8 +256,10 @@ func (b *built) write(ctx context.Context, dir string) error {
 	}
 	for _, j := range b.gs {
 		jobs = append(jobs, func() error {
+			// Production's conversion, without the date and random
+			// identifier, so that the same PostScript gives the same PDF.
 			return run(ctx, dir, "gs", "-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-sDEVICE=pdfwrite",
-				"-dAutoRotatePages=/None", "-sOutputFile="+j.pdf, j.ps)
+				"-dAutoRotatePages=/None", "-dOmitInfoDate", "-dOmitID", "-dOmitXMP", "-sOutputFile="+j.pdf, j.ps)
 		})
 	}
 	if err := parallel(ctx, runtime.NumCPU(), jobs); err != nil {
@@ -306,17 +309,38 @@ func printHTML(ctx context.Context, dir, scratch string, i int, p printJob) erro
 		"--user-data-dir="+profile, "--no-pdf-header-footer", "--print-to-pdf="+out, "file://"+html); err != nil {
 		return err
 	}
+	if err := fixDates(out); err != nil {
+		return err
+	}
 	if n, err := pdfPages(out); err != nil {
 		return fmt.Errorf("corpus: Chromium's print: %w", err)
 	} else if n != p.pages {
 		return fmt.Errorf("corpus: Chromium printed %d pages, the plan %d", n, p.pages)
 	}
 	for _, c := range p.cuts {
-		if err := run(ctx, dir, "qpdf", "--empty", "--pages", out, fmt.Sprintf("%d-%d", c.first, c.last), "--", c.file); err != nil {
+		if err := run(ctx, dir, "qpdf", "--deterministic-id", "--empty", "--pages", out, fmt.Sprintf("%d-%d", c.first, c.last), "--", c.file); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// chromiumDate is the creation and modification date Chromium writes in
+// its PDFs' information dictionary.
+var chromiumDate = regexp.MustCompile(`/(CreationDate|ModDate) ?\(D:[0-9]{14}`)
+
+// fixDates sets the dates of a Chromium PDF to 1 January 2026, digit for
+// digit (the cross-reference offsets stay true): the same HTML then gives
+// the same bytes.
+func fixDates(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	data = chromiumDate.ReplaceAllFunc(data, func(m []byte) []byte {
+		return append(m[:len(m)-14], "20260101000000"...)
+	})
+	return os.WriteFile(path, data, 0o644)
 }
 
 // pdfPages counts a PDF's pages with internal/pdf's reader.
