@@ -157,6 +157,9 @@ func newRecipient(r *rand.Rand, n, k int, allowInvisible bool) recipient {
 		rc.channelMode = "channels"
 		if hide := r.IntN(3) == 0; k == 4 || hide && k != 3 {
 			rc.ChannelInk, rc.channelMode = white, "channels_hidden"
+			if allowInvisible && r.IntN(2) == 0 {
+				rc.ChannelInk = invisible
+			}
 		}
 	}
 	return rc

@@ -101,7 +101,8 @@ type Letter struct {
 	Hold string `json:"hold,omitempty"`
 	// Features says what is special about the letter: "ref_white",
 	// "ref_invisible" (render mode 3, or transparent in XPS), "ref_visible",
-	// "channels", "channels_hidden", "repeat_address" (continuation pages
+	// "channels", "channels_hidden" (white, render mode 3 or transparent),
+	// "repeat_address" (continuation pages
 	// repeat it), "landscape_page", "rotate90", "rotate180", "rotate270",
 	// "form", "nested_form", "logo", "columns", "return_address",
 	// "info_block", "offset" (the block outside the window but within the
