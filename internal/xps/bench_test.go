@@ -70,7 +70,6 @@ func BenchmarkPageText(b *testing.B) {
 				b.Fatal(err)
 			}
 			var p pagetext.Page
-			b.SetBytes(int64(len(data) / n))
 			start := time.Now()
 			i := 0
 			for b.Loop() {

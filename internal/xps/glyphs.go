@@ -45,15 +45,23 @@ func (s *pageState) drawGlyphs(parent *frame) error {
 	if !finite(m.A) || !finite(m.B) || !finite(m.C) || !finite(m.D) || !finite(m.E) || !finite(m.F) {
 		return s.glyphErr("its transform puts the text at infinity")
 	}
-	// The zone fast path: upright text whose baseline is far from the
-	// zone is not laid out at all. A character's centre is at most 2 em
+	// The zone fast path: text whose baseline runs along an axis far from
+	// the zone is not laid out at all. A character's centre is at most 2 em
 	// from the baseline (ascent and descent are capped at 4 em); only
 	// glyphs with a v offset (four numbers in an Indices entry) could
 	// move further, and a run with any is laid out.
-	if s.zone != nil && m.axisAligned() && !r.sideways {
-		_, y := m.apply(r.originX, r.originY)
-		reach := 2 * r.em * math.Abs(m.D)
-		if (y+reach < s.zone.Y0 || y-reach > s.zone.Y1) && !hasVOffset(r.indices) && !hasVOffset(r.liftedIx) {
+	if s.zone != nil && !r.sideways {
+		x, y := m.apply(r.originX, r.originY)
+		far := false
+		switch {
+		case m.B == 0 && m.C == 0: // upright or upside down: the baseline is horizontal
+			reach := 2 * r.em * math.Abs(m.D)
+			far = y+reach < s.zone.Y0 || y-reach > s.zone.Y1
+		case m.A == 0 && m.D == 0: // a quarter turn: the baseline is vertical
+			reach := 2 * r.em * math.Abs(m.C)
+			far = x+reach < s.zone.X0 || x-reach > s.zone.X1
+		}
+		if far && !hasVOffset(r.indices) && !hasVOffset(r.liftedIx) {
 			return nil
 		}
 	}

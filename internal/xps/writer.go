@@ -328,9 +328,9 @@ func (c *Canvas) Text(x, y, size float64, f *Font, text string, opt TextOptions)
 			}
 			b.WriteString(strconv.Itoa(int(g.index)))
 			if !opt.NoAdvances {
-				// Hundredths of the 1/100 em unit, as Microsoft's
-				// producers write them: 1/10,000 em is below what any
-				// printer resolves.
+				// Two decimals of the 1/100 em unit: 1/10,000 em is
+				// below what any printer resolves, and shorter numbers
+				// make smaller pages.
 				b.WriteString("," + strconv.FormatFloat(math.Round(g.adv*1e4)/100, 'f', -1, 64))
 			}
 			i++
