@@ -335,6 +335,7 @@ type mailingLetter struct {
 	Fax         string      `json:"fax,omitempty"`
 	Verdict     *Verdict    `json:"verdict,omitempty"`
 	Unaddressed bool        `json:"unaddressed,omitempty"`
+	Masks       []Area      `json:"masks,omitempty"`
 	Documents   []DocPart   `json:"documents,omitempty"`
 	Pages       int         `json:"pages"`
 	Sheets      int         `json:"sheets"`
@@ -424,7 +425,7 @@ func (mr *Mailroom) rpcMailing(dst, params []byte, p rpc.Principal) ([]byte, int
 		l := &ls[i]
 		ml := mailingLetter{Idx: l.Idx, Ref: l.Reference, Status: l.Status, Hold: l.Hold, HoldReason: l.HoldReason,
 			Channels: l.Channels, Postal: l.Postal, Email: l.Email, SMS: l.SMS, Fax: l.Fax, Verdict: l.Address,
-			Unaddressed: l.Unaddressed, Documents: l.Documents, Pages: l.Pages, Sheets: l.Sheets, Envelope: l.Envelope,
+			Unaddressed: l.Unaddressed, Masks: l.Masks, Documents: l.Documents, Pages: l.Pages, Sheets: l.Sheets, Envelope: l.Envelope,
 			Postage: l.Postage, Price: Dollars(l.Price), Batch: l.Batch, DBID: DBID(l.EPID, l.Idx), Events: make([]eventJSON, len(l.Events))}
 		for j, e := range l.Events {
 			ml.Events[j] = eventJSON{TS: unix(e.Time), Time: e.Time.UTC().Format(time.RFC3339), Event: e.Event, Detail: e.Detail}
