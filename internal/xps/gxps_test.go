@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"image"
+	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lodge-mail/lodge/internal/pagetext"
 	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
@@ -19,7 +22,8 @@ import (
 // and poppler's pdftotext finds on the PDF the same words at the same
 // places as PageText (within 1 pt): upright, rotated a quarter, half and
 // three quarters, scaled, sized from the font's hmtx (no advances in
-// Indices, and no Indices at all), white, in OpenXPS, in three fonts.
+// Indices, and no Indices at all), white, in OpenXPS, in three fonts;
+// and an image where PageText says it is.
 func TestSecondReader(t *testing.T) {
 	xpstopdf := testenv.Tool(t, "xpstopdf")
 	pdftotext := testenv.Tool(t, "pdftotext")
@@ -41,6 +45,7 @@ func TestSecondReader(t *testing.T) {
 		c.Canvas(Matrix{A: 1, D: 1, E: 10}).Text(0, 0, 11, serif, "up the margin", TextOptions{})
 		p = w.Page(841.89, 595.28)
 		p.Text(50, 60, 14, serif, "Landscape page two", TextOptions{})
+		p.Image(logo, redPNG(t))
 	}
 	for _, openXPS := range []bool{false, true} {
 		t.Run(fmt.Sprintf("OpenXPS=%v", openXPS), func(t *testing.T) {
@@ -62,6 +67,9 @@ func TestSecondReader(t *testing.T) {
 				ours := words(readPage(t, data, i, nil))
 				if len(theirs) != len(ours) {
 					t.Fatalf("page %d: poppler has %d words %v, PageText %d %v", i+1, len(theirs), theirs, len(ours), ours)
+				}
+				if i == 1 {
+					checkImage(t, data, out)
 				}
 				for _, pw := range theirs {
 					found := false
@@ -92,4 +100,63 @@ func popplerWords(b []byte) []word {
 		out = append(out, word{text: html.UnescapeString(string(bytes.TrimSpace(m[5]))), x0: f(1), y0: f(2), x1: f(3), y1: f(4)})
 	}
 	return out
+}
+
+// logo is where page two of TestSecondReader draws a red image.
+var logo = pagetext.Rect{X0: 400, Y0: 300, X1: 600, Y1: 400}
+
+func redPNG(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 8, 4))
+	for i := range img.Pix {
+		img.Pix[i] = []byte{255, 0, 0, 255}[i%4]
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// checkImage: PageText reports the image's box, and poppler paints red
+// inside it and nothing outside (page two rendered at 72 dpi: a pixel a
+// point).
+func checkImage(t *testing.T, data []byte, pdf string) {
+	t.Helper()
+	p := readPage(t, data, 1, nil)
+	if len(p.Images) != 1 || math.Abs(p.Images[0].X0-logo.X0) > 0.01 || math.Abs(p.Images[0].Y0-logo.Y0) > 0.01 ||
+		math.Abs(p.Images[0].X1-logo.X1) > 0.01 || math.Abs(p.Images[0].Y1-logo.Y1) > 0.01 {
+		t.Errorf("page 2 images %v, want [%v]", p.Images, logo)
+	}
+	dir := t.TempDir()
+	if b, err := exec.Command(testenv.Tool(t, "pdftoppm"), "-r", "72", "-f", "2", "-l", "2", "-png", pdf, filepath.Join(dir, "p")).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v\n%s", err, b)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "p*.png"))
+	if len(files) != 1 {
+		t.Fatalf("pdftoppm wrote %v", files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := func(x, y float64) bool {
+		r, g, b, _ := img.At(int(x), int(y)).RGBA()
+		return r > 0xE000 && g < 0x2000 && b < 0x2000
+	}
+	for _, c := range []struct {
+		x, y float64
+		want bool
+	}{
+		{logo.X0 + 3, logo.Y0 + 3, true}, {logo.X1 - 3, logo.Y1 - 3, true}, {(logo.X0 + logo.X1) / 2, (logo.Y0 + logo.Y1) / 2, true},
+		{logo.X0 - 3, logo.Y0 + 50, false}, {logo.X1 + 3, logo.Y0 + 50, false}, {logo.X0 + 50, logo.Y0 - 3, false}, {logo.X0 + 50, logo.Y1 + 3, false},
+	} {
+		if red(c.x, c.y) != c.want {
+			t.Errorf("pixel (%v, %v) of page 2: red %v, want %v", c.x, c.y, !c.want, c.want)
+		}
+	}
 }
