@@ -166,7 +166,7 @@ func (g *gen) windowText(rc recipient, f font, offset bool, l *Letter) []text {
 		l.BlockX, l.BlockY, l.BlockSize = x, out[0].Y, size
 		return out
 	}
-	panic(fmt.Sprintf("corpus: window lines do not fit: %v", lines))
+	panic(layoutBug(fmt.Sprintf("window lines do not fit: %v", lines)))
 }
 
 func round2(v float64) float64 { return float64(int(v*100+0.5)) / 100 }
@@ -361,7 +361,7 @@ func (g *gen) makeLetter(st style, rc recipient, n int) letter {
 		g.body(first, 105*MM, 2, pick(g.r, []font{serif, sans, dejavuSerif}), 10)
 		addFeature(&l, "columns")
 	default:
-		panic("corpus: no layout " + st.layout)
+		panic(layoutBug("no layout " + st.layout))
 	}
 	repeat := n > 1 && (st.layout == "fixed_pages" || (st.layout == "statement" && (g.r.IntN(3) == 0 || k == 0) && k != 1))
 	if repeat && st.layout != "fixed_pages" {
@@ -394,9 +394,15 @@ func (g *gen) makeLetter(st style, rc recipient, n int) letter {
 	return letter{pages: pages, m: l}
 }
 
-// checkPages panics when a layout put something other than a letter's
+// layoutBug is a mistake of this package's layouts (never of its
+// caller's): plan recovers it as an error.
+type layoutBug string
+
+func (b layoutBug) Error() string { return "corpus: layout bug: " + string(b) }
+
+// checkPages fails when a layout put something other than a letter's
 // window lines in the C4 zone: a bug in this package, not in a reader.
-func checkPages(ls []letter) {
+func checkPages(ls []letter) error {
 	for _, lt := range ls {
 		for i, p := range lt.pages {
 			for _, t := range p.Texts {
@@ -407,15 +413,16 @@ func checkPages(ls []letter) {
 				if (i == 0 || slices.Contains(lt.m.Address, t.S)) && (lt.m.Hold != "" || b.inside(Zone)) {
 					continue
 				}
-				panic(fmt.Sprintf("corpus: layout %s page %d: %q at %.1f,%.1f is in the zone", lt.m.Layout, i+1, t.S, t.X/MM, t.Y/MM))
+				return layoutBug(fmt.Sprintf("%s page %d: %q at %.1f,%.1f mm is in the zone", lt.m.Layout, i+1, t.S, t.X/MM, t.Y/MM))
 			}
 			for _, bx := range p.Boxes {
 				if (Rect{bx.X, bx.Y, bx.X + bx.W, bx.Y + bx.H}).intersects(ZoneC4) && lt.m.Hold != HoldScan {
-					panic(fmt.Sprintf("corpus: layout %s page %d: a box in the zone", lt.m.Layout, i+1))
+					return layoutBug(fmt.Sprintf("%s page %d: a box in the zone", lt.m.Layout, i+1))
 				}
 			}
 		}
 	}
+	return nil
 }
 
 // leadingPage is a page with no address: a print run's cover sheet.
@@ -455,7 +462,7 @@ func (g *gen) makeNonConforming(layout string, prev []string) letter {
 		l.BlockX = 10 * MM
 		first.Texts = append(first.Texts, window...)
 	default:
-		panic("corpus: no layout " + layout)
+		panic(layoutBug("no layout " + layout))
 	}
 	g.body(first, 105*MM, 1, sans, 10)
 	for i := 1; i < n; i++ {

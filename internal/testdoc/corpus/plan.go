@@ -97,7 +97,16 @@ func share(n int, weights []float64) []int {
 
 // plan draws the whole corpus: its documents with their pages and
 // manifest entries, before anything is rendered.
-func plan(o Options) ([]planned, int, error) {
+func plan(o Options) (_ []planned, _ int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			bug, ok := r.(layoutBug)
+			if !ok {
+				panic(r)
+			}
+			err = bug
+		}
+	}()
 	n := o.letters()
 	if n < Small {
 		return nil, 0, fmt.Errorf("corpus: %d letters asked for, at least %d make a corpus", n, Small)
@@ -220,9 +229,12 @@ func plan(o Options) ([]planned, int, error) {
 			streams("form", "pdf", ProducerPDFWriter, name, run(st, c, pages(1, 2)), viaPDFWriter, false)
 			formDocs = docs[from:]
 		case "fixed_pages":
+			from := len(docs)
 			streams("fixed", "pdf", ProducerPDFWriter, name, fixedPages(g, st, c), viaPDFWriter, false)
 			letters += c
-			docs[len(docs)-1].doc.PagesPerLetter = 2
+			for i := from; i < len(docs); i++ {
+				docs[i].doc.PagesPerLetter = 2
+			}
 		case "rotated":
 			ls := run(st, c, pages(1, 3))
 			rotate(g, ls)
@@ -253,7 +265,9 @@ func plan(o Options) ([]planned, int, error) {
 		for i := range ls {
 			ls[i] = letter{pages: d.pages[d.doc.Letters[i].FirstPage-1 : d.doc.Letters[i].LastPage], m: d.doc.Letters[i]}
 		}
-		checkPages(ls)
+		if err := checkPages(ls); err != nil {
+			return nil, 0, err
+		}
 	}
 	return docs, letters, nil
 }

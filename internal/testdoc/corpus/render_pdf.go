@@ -55,6 +55,9 @@ func inkOps(b *strings.Builder, k ink) {
 	}
 }
 
+// writerFonts are the fonts internal/pdf's Writer sets itself.
+var writerFonts = map[font]pdf.Font{sans: pdf.Helvetica, sansBold: pdf.HelveticaBold, mono: pdf.Courier}
+
 // renderPDFWriter draws pages with internal/pdf's Writer: text in the
 // standard fonts it has set directly; text in other fonts, invisible or
 // meant for a form, in form XObjects written as streams (their fonts as
@@ -139,8 +142,7 @@ func renderPDFWriter(pages []page) ([]byte, error) {
 		}
 		var inForm, nested []text
 		for _, t := range p.Texts {
-			direct := map[font]pdf.Font{sans: pdf.Helvetica, sansBold: pdf.HelveticaBold, mono: pdf.Courier}
-			f, ok := direct[t.Font]
+			f, ok := writerFonts[t.Font]
 			switch {
 			case t.Font == cipher || t.Font == dejavu || t.Font == dejavuSerif:
 				return nil, fmt.Errorf("page %d: internal/pdf's Writer has no font %s", i+1, fontNames[t.Font])
