@@ -71,4 +71,13 @@
 // digit, qpdf cuts with --deterministic-id. Chromium, Ghostscript, qpdf and
 // the Liberation and DejaVu fonts must be installed (scripts/test installs
 // them); the tests also use poppler's pdftotext and pdfimages and xpstopdf.
+//
+// A test of another package uses it so:
+//
+//	dir, m, err := corpus.Cached(ctx, filepath.Join(os.TempDir(), "lodge-lettercorpus"), corpus.Options{Letters: corpus.Small})
+//	for _, d := range m.Documents {
+//		// read filepath.Join(dir, d.File) (d.Format), then for each of
+//		// d.Letters compare pages FirstPage..LastPage, WindowLines(),
+//		// Reference, Email, Fax, SMS, or the expected Hold (and d.Hold).
+//	}
 package corpus
