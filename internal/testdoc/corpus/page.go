@@ -37,9 +37,10 @@ type text struct {
 	Size float64
 	S    string
 	Ink  ink
-	// Form: 0 page content, 1 inside a form XObject (an XPS Canvas), 2
-	// inside a form nested in a form whose matrix halves the size (the
-	// text set at twice the size in it... drawn the same).
+	// Form: 0 page content; 1 inside a form XObject (in XPS a Canvas
+	// with a translation); 2 inside a form nested in a form whose matrix
+	// scales by two, the text set at half the size and coordinates in it
+	// (in XPS nested Canvas elements), so that it lands where 0 would.
 	Form int
 }
 
