@@ -140,7 +140,11 @@ func parseCMap(data []byte, dl *deadline.Deadline, cm *cmap) error {
 			np = 0
 			lx.sbuf = lx.sbuf[:0]
 			continue
-		case ctNum, ctStr, ctName:
+		case ctNum, ctName:
+		case ctStr:
+			if lx.open {
+				continue // cut short: the map was truncated
+			}
 		default:
 			continue
 		}
@@ -457,6 +461,14 @@ func (cm *cmap) text(code uint32) (string, bool) {
 		return "", false
 	}
 	r := cm.bf[i]
+	t, ok := cm.dstText(r, code)
+	if t == "\x00" {
+		return "", false // a NUL is no text: the font's encoding may know better
+	}
+	return t, ok
+}
+
+func (cm *cmap) dstText(r cmapRange, code uint32) (string, bool) {
 	if r.arr {
 		k := r.val + (code - r.lo)
 		if int(k) >= len(cm.dst) {

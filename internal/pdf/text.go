@@ -143,9 +143,9 @@ func (d *Reader) xobjectFor(o object) *xobject {
 // resources are a content stream's resources, their subdictionaries
 // resolved as they are first needed.
 type resources struct {
-	d                    dict
-	fonts, xobjs, spaces dict
-	got                  uint8
+	d                            dict
+	fonts, xobjs, spaces, states dict
+	got                          uint8
 }
 
 func (in *interp) sub(res *resources, key pdfName, bit uint8, out *dict) dict {
@@ -165,6 +165,7 @@ type gstate struct {
 	rise                     float64
 	tr                       int
 	fillWhite, strokeWhite   bool
+	fillClear, strokeClear   bool // alpha 0 (ExtGState /ca, /CA)
 	fillN, strokeN           int8 // components of the colour space: 1, 3, 4; 0 other
 }
 
@@ -407,6 +408,10 @@ func (in *interp) run(data []byte, res *resources, depth int, what string) error
 			gs.fillWhite = white(gs.fillN, ps)
 		case "SC", "SCN":
 			gs.strokeWhite = white(gs.strokeN, ps)
+		case "gs":
+			if o, ok := ps.last(ctName); ok {
+				in.extGState(res, ps.bytesOf(o))
+			}
 		case "Do":
 			if o, ok := ps.last(ctName); ok {
 				if err := in.do(res, ps.bytesOf(o), depth); err != nil {
@@ -441,18 +446,35 @@ func (in *interp) fontNamed(res *resources, name []byte) *font {
 }
 
 // invisible tells whether text drawn now cannot be seen: render mode 3
-// (nothing) or 7 (clip only), or painted only in white.
+// (nothing) or 7 (clip only), or painted only in white or with alpha 0.
 func (in *interp) invisible() bool {
 	gs := &in.gs
+	fill, stroke := gs.fillWhite || gs.fillClear, gs.strokeWhite || gs.strokeClear
 	switch gs.tr {
 	case 3, 7:
 		return true
 	case 1, 5:
-		return gs.strokeWhite
+		return stroke
 	case 2, 6:
-		return gs.fillWhite && gs.strokeWhite
+		return fill && stroke
 	}
-	return gs.fillWhite
+	return fill
+}
+
+// extGState follows an ExtGState's fill and stroke alpha (/ca, /CA): 0
+// paints nothing.
+func (in *interp) extGState(res *resources, name []byte) {
+	states := in.sub(res, "ExtGState", 8, &res.states)
+	g, ok := in.d.resolve(states[pdfName(name)]).(dict)
+	if !ok {
+		return
+	}
+	if v, ok := number(in.d.resolve(g["ca"])); ok {
+		in.gs.fillClear = v <= 1-whiteLevel
+	}
+	if v, ok := number(in.d.resolve(g["CA"])); ok {
+		in.gs.strokeClear = v <= 1-whiteLevel
+	}
 }
 
 // show draws a string in the current font.
@@ -839,19 +861,21 @@ func (in *interp) inlineImage(ps *contentParser) {
 				key = ""
 			}
 		case ctArrOpen:
-			if key == "F" || key == "Filter" {
-				// a filter array: filtered unless empty
-				if lx.token() != ctArrClose {
-					filtered = true
-					skipArray(lx)
-				}
-			} else if key == "CS" || key == "ColorSpace" {
-				// [/Indexed base hival lookup]: one component
-				if lx.token() == ctName && (string(lx.str()) == "I" || string(lx.str()) == "Indexed") {
-					comps = 1
-				}
+			// a filter array (filtered unless empty), a colour space
+			// array ([/Indexed base hival lookup]: one component), or
+			// another array: its first element, then the rest
+			first := lx.token()
+			switch {
+			case first == ctArrClose:
+			case key == "F" || key == "Filter":
+				filtered = true
+			case (key == "CS" || key == "ColorSpace") && first == ctName && (string(lx.str()) == "I" || string(lx.str()) == "Indexed"):
+				comps = 1
+			}
+			if first == ctArrOpen || first == ctDictOpen {
 				skipArray(lx)
-			} else {
+			}
+			if first != ctArrClose && first != ctEOF {
 				skipArray(lx)
 			}
 			key = ""

@@ -134,14 +134,16 @@ func TestPageTextOperators(t *testing.T) {
 	f("hex strings", "BT /F1 10 Tf 100 700 Td <41 4>Tj ET", ch("A", 100, 84.82, 106.67, 94.07), ch("@", 106.67, 84.82, 116.82, 94.07))
 }
 
-// TestPageTextVisibility: text render modes 3 and 7 and white paint
-// (grey, RGB, CMYK, through cs/sc and an ICC space) are Invisible.
+// TestPageTextVisibility: text render modes 3 and 7, white paint (grey,
+// RGB, CMYK, through cs/sc and an ICC space) and alpha 0 are Invisible.
 func TestPageTextVisibility(t *testing.T) {
-	page := "/MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> /ColorSpace << /CS1 [/ICCBased 6 0 R] /CS2 /DeviceGray >> >>"
+	page := "/MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> /ColorSpace << /CS1 [/ICCBased 6 0 R] /CS2 /DeviceGray >> " +
+		"/ExtGState << /Clear << /ca 0 >> /Opaque << /ca 1 /CA 1 >> /NoStroke 7 0 R >> >>"
 	content := "BT /F1 10 Tf 100 700 Td (a) Tj 3 Tr (b) Tj 0 Tr 1 g (c) Tj 0.5 g (d) Tj 1 1 1 rg (e) Tj 0 0 0 0 k (f) Tj " +
 		"0 0 0 1 k (g) Tj /DeviceGray cs 1 sc (h) Tj /DeviceRGB cs 1 1 1 scn (i) Tj 0 g 7 Tr (j) Tj 1 Tr 1 G (k) Tj 0 G (l) Tj " +
-		"0 Tr /CS1 cs 1 1 1 sc (m) Tj /CS2 cs 1 sc (n) Tj /Pattern cs /P1 scn (o) Tj q 1 g (p) Tj Q (q) Tj 2 Tr 1 g (r) Tj 1 G (s) Tj ET"
-	p := readText(t, textDoc(page, content, dictObj(helvetica), streamObj("/N 3", "icc")), nil)
+		"0 Tr /CS1 cs 1 1 1 sc (m) Tj /CS2 cs 1 sc (n) Tj /Pattern cs /P1 scn (o) Tj q 1 g (p) Tj Q (q) Tj 2 Tr 1 g (r) Tj 1 G (s) Tj " +
+		"0 g 0 G 0 Tr /Clear gs (t) Tj /Opaque gs (u) Tj 1 Tr /NoStroke gs (v) Tj ET"
+	p := readText(t, textDoc(page, content, dictObj(helvetica), streamObj("/N 3", "icc"), dictObj("<< /CA 0 >>")), nil)
 	var got, want string
 	for _, c := range p.Chars {
 		if c.Invisible {
@@ -150,7 +152,7 @@ func TestPageTextVisibility(t *testing.T) {
 			got += c.Text
 		}
 	}
-	want = "aBCdEFgHIJKlMNoPqrS"
+	want = "aBCdEFgHIJKlMNoPqrSTuV"
 	if got != want {
 		t.Errorf("visibility (capital: invisible) %s, want %s", got, want)
 	}

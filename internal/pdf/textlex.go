@@ -40,6 +40,7 @@ type clexer struct {
 	s0, s1 int
 	num    float64
 	kw     []byte // an operator: a slice of data
+	open   bool   // the last string ran to the end of the data unterminated
 }
 
 func (lx *clexer) reset(data []byte) {
@@ -210,7 +211,7 @@ func (lx *clexer) name(i int) ctok {
 // data.
 func (lx *clexer) literal(i int) ctok {
 	data := lx.data
-	lx.s0 = len(lx.sbuf)
+	lx.s0, lx.open = len(lx.sbuf), false
 	depth := 1
 	for i < len(data) {
 		// the run of ordinary bytes at once
@@ -281,20 +282,21 @@ func (lx *clexer) literal(i int) ctok {
 		}
 		lx.sbuf = append(lx.sbuf, e)
 	}
-	lx.s1, lx.pos = len(lx.sbuf), len(data) // unterminated: the rest
+	lx.s1, lx.pos, lx.open = len(lx.sbuf), len(data), true // unterminated: the rest
 	return ctStr
 }
 
 // hex reads a <hex string>; bytes that are not hex digits are skipped.
 func (lx *clexer) hex(i int) ctok {
 	data := lx.data
-	lx.s0 = len(lx.sbuf)
+	lx.s0, lx.open = len(lx.sbuf), true
 	var hi byte
 	half := false
 	for i < len(data) {
 		c := data[i]
 		i++
 		if c == '>' {
+			lx.open = false
 			break
 		}
 		v, ok := unhex(c)
