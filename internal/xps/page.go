@@ -113,7 +113,7 @@ type pathElem struct {
 // Width and Height in points, every character its Glyphs elements draw
 // (only those whose box centre lies in zone when zone is not nil) and
 // the boxes of the images its Paths fill (those meeting zone when zone is
-// not nil).
+// not nil). After an error p is empty.
 func (d *Doc) PageText(i int, zone *pagetext.Rect, p *pagetext.Page) error {
 	p.Reset()
 	if i < 0 || i >= len(d.pages) {
@@ -139,6 +139,7 @@ func (d *Doc) PageText(i int, zone *pagetext.Rect, p *pagetext.Page) error {
 		err = s.readWith(p, zone, part, data, nil, nil)
 	}
 	if err != nil {
+		p.Reset() // no half-read page
 		return d.pageErr(i, err)
 	}
 	return nil

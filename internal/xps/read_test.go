@@ -302,6 +302,26 @@ func TestLiftSameAsDecoder(t *testing.T) {
 	f("a Glyphs look-alike in a comment", `<!-- <Glyphs Indices="1"> -->`+glyphs(`UnicodeString="A" Indices="36,50"`), "A 72,86.4-108,158.4")
 	f("a Glyphs look-alike in a CDATA", `<![CDATA[<Glyphs Indices="1">]]>`+glyphs(`UnicodeString="A" Indices="36,50"`), "A 72,86.4-108,158.4")
 	f("a prefixed Glyphs", `<p:Glyphs xmlns:p="http://schemas.microsoft.com/xps/2005/06" OriginX="96" OriginY="192" FontRenderingEmSize="96" FontUri="/none.ttf" Fill="#FF000000" UnicodeString="A" Indices="36,50"/>`, "A 72,86.4-108,158.4")
+	// Should the Decoder see other Glyphs than lift noted, the walker
+	// says so (and PageText reads the page again without lifting).
+	d, err := open(pages(t, []string{glyphs(`UnicodeString="A" Indices="36,50"`) + glyphs(`UnicodeString="B" Indices="36,50"`)}), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p pagetext.Page
+	if err := d.PageText(0, nil, &p); err != nil || text(p) != "AB" {
+		t.Fatalf("%q %v", text(p), err)
+	}
+	raw := utf8Part(d.buf)
+	compact, notes, ok := lift(raw, nil, nil)
+	if !ok || len(notes) != 2 {
+		t.Fatalf("lift: %v, %d notes", ok, len(notes))
+	}
+	for _, n := range [][]lifted{notes[:1], append(notes, notes[0])} {
+		if err := d.pg.readWith(&p, nil, d.pages[0], compact, raw, n); err != errMismatch {
+			t.Errorf("notes %v: %v, want errMismatch", n, err)
+		}
+	}
 	f("a prefixed attribute is not the value", glyphs(`UnicodeString="A" Indices="36,50" e:Indices="1,1" xmlns:e="urn:e"`), "A 72,86.4-108,158.4")
 }
 
