@@ -1,6 +1,7 @@
 package xps
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -134,7 +135,7 @@ func (d *Doc) PageText(i int, zone *pagetext.Rect, p *pagetext.Page) error {
 	if ok {
 		err = s.readWith(p, zone, part, compact, data, notes)
 	}
-	if !ok || err == errMismatch {
+	if !ok || errors.Is(err, errMismatch) {
 		p.Reset()
 		err = s.readWith(p, zone, part, data, nil, nil)
 	}
