@@ -19,7 +19,8 @@ package pagetext
 // written left to right in the page's upright orientation; text drawn
 // rotated has its box rotated into page space, its Dir telling how).
 // Y0 is the top of the em box (ascent) and Y1 the baseline's bottom
-// (descent): Y0 < Y1.
+// (descent): Y0 < Y1. For rotated text the box is the page-space
+// rectangle around the glyph's, so X0 <= X1 and Y0 <= Y1 always.
 type Char struct {
 	Text           string
 	X0, Y0, X1, Y1 float64
@@ -32,7 +33,8 @@ type Char struct {
 	// nearest quarter.
 	Dir int
 	// Invisible: drawn with text render mode 3 (neither fill nor stroke)
-	// or in white. Such text still counts (see the package doc).
+	// or 7 (clip only), in white, or fully transparent. Such text still
+	// counts (see the package doc).
 	Invisible bool
 }
 
