@@ -45,7 +45,9 @@ type Rect struct{ X0, Y0, X1, Y1 float64 }
 func (r Rect) Contains(x, y float64) bool { return x >= r.X0 && x <= r.X1 && y >= r.Y0 && y <= r.Y1 }
 
 // Intersects reports whether r and o overlap.
-func (r Rect) Intersects(o Rect) bool { return r.X0 < o.X1 && o.X0 < r.X1 && r.Y0 < o.Y1 && o.Y0 < r.Y1 }
+func (r Rect) Intersects(o Rect) bool {
+	return r.X0 < o.X1 && o.X0 < r.X1 && r.Y0 < o.Y1 && o.Y0 < r.Y1
+}
 
 // Page is what a reader found on one page.
 type Page struct {
