@@ -185,6 +185,16 @@ func (d *Doc) loadFont(name, frag string) (*Font, int64, error) {
 		index = n
 	}
 	f, err := parseFontAt(data, index)
+	if err != nil && !obfuscated && len(data) >= 32 {
+		// Obfuscated, and named otherwise (its content type says
+		// so, which this reader does not read): libgxps tries this too.
+		if key := guidKey(path.Base(name)); key != nil {
+			obfuscate(data, key)
+			if g, err2 := parseFontAt(data, index); err2 == nil {
+				f, err = g, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, size, malformed("%v", err)
 	}

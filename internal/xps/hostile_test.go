@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -279,5 +280,25 @@ func TestManyTextObjects(t *testing.T) {
 	}
 	if len(p.Chars) == 0 || len(p.Chars) >= 100_000 {
 		t.Fatalf("zone: %d characters", len(p.Chars))
+	}
+}
+
+// TestObfuscatedFontNamedTtf: a font obfuscated under a name that does
+// not say so (.ttf) is read as libgxps reads it: tried plain, then
+// restored with the GUID of its name.
+func TestObfuscatedFontNamedTtf(t *testing.T) {
+	font, err := os.ReadFile(fontDir + "DejaVuSans.ttf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "01234567-89AB-CDEF-0123-456789ABCDEF.ttf"
+	obfuscate(font, guidKey(name))
+	data := zipOf(t, true, "_rels/.rels", relsXML, "seq.fdseq", seqXML,
+		"Documents/1/doc.fdoc", `<FixedDocument `+xpsNS+`><PageContent Source="p.fpage"/></FixedDocument>`,
+		"Documents/1/p.fpage", page(`<Glyphs OriginX="96" OriginY="192" FontRenderingEmSize="96" Fill="#FF000000" FontUri="/`+name+`" UnicodeString="AV"/>`),
+		name, string(font))
+	p := readPage(t, data, 0, nil)
+	if text(p) != "AV" || math.Abs(p.Chars[1].X1-(72+2*1401.0/2048*72)) > 0.01 {
+		t.Fatalf("%s", describe(p))
 	}
 }

@@ -398,3 +398,22 @@ func TestPageIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterErrors: what the Writer cannot write is an error of Close.
+func TestWriterErrors(t *testing.T) {
+	sans := dejaVu(t, "DejaVuSans.ttf")
+	f := func(name string, fn func(w *Writer), msg string) {
+		t.Helper()
+		var b strings.Builder
+		w := NewWriter(&b)
+		fn(w)
+		if err := w.Close(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", name, err, msg)
+		}
+	}
+	f("no pages", func(w *Writer) {}, "at least one page")
+	f("no font", func(w *Writer) { w.Page(10, 10).Text(1, 1, 1, nil, "A", TextOptions{}) }, "needs a font")
+	f("no text", func(w *Writer) { w.Page(10, 10).Text(1, 1, 1, sans, "", TextOptions{}) }, "needs a font and valid UTF-8 text")
+	f("not UTF-8", func(w *Writer) { w.Page(10, 10).Text(1, 1, 1, sans, "\xff", TextOptions{}) }, "valid UTF-8")
+	f("not a PNG", func(w *Writer) { w.Page(10, 10).Image(pagetext.Rect{X1: 1, Y1: 1}, []byte("GIF89a")) }, "xps: Image: ")
+}
