@@ -69,7 +69,8 @@
 // Fonts are read once per Doc: FontUri is resolved relative to the page;
 // a part named .odttf is deobfuscated with the GUID its name holds
 // (ECMA-388 §9.1.7.3: the first 32 bytes XORed with the GUID's bytes in
-// reverse), "#n" picks font n of a collection; golang.org/x/image/font/
+// reverse; a font under another name whose data does not parse is tried
+// so too, as libgxps does), "#n" picks font n of a collection; golang.org/x/image/font/
 // sfnt reads TrueType and OpenType (CFF) fonts. A font that is missing
 // or broken is an error only for a run that needs it (an index or an
 // advance the Indices do not give), said each time; a font is never
