@@ -102,6 +102,7 @@ func (d *Reader) fontFor(o object) *font {
 }
 
 func (d *Reader) loadFont(o object) *font {
+	d.textCache().fontLoads++
 	fd, ok := d.resolve(o).(dict)
 	if !ok {
 		return missingFont

@@ -68,6 +68,7 @@ func displayMatrix(info PageInfo) matrix {
 type textCache struct {
 	fonts     map[int64]*font
 	fontBytes int
+	fontLoads int // fonts read, for tests of the caches
 	xobjs     map[int64]*xobject
 	formBytes int
 	parsers   []*contentParser // by form depth
@@ -146,6 +147,7 @@ type resources struct {
 	d                            dict
 	fonts, xobjs, spaces, states dict
 	got                          uint8
+	direct                       map[string]*font // fonts that are direct objects, read once here
 }
 
 func (in *interp) sub(res *resources, key pdfName, bit uint8, out *dict) dict {
@@ -442,7 +444,20 @@ func (in *interp) fontNamed(res *resources, name []byte) *font {
 	if !ok {
 		return missingFont
 	}
-	return in.d.fontFor(o)
+	if _, isRef := o.(ref); isRef {
+		return in.d.fontFor(o)
+	}
+	// a direct font dictionary: the document's cache cannot key it, so
+	// it is kept for these resources (a page may select it often)
+	if f, ok := res.direct[string(name)]; ok {
+		return f
+	}
+	f := in.d.fontFor(o)
+	if res.direct == nil {
+		res.direct = map[string]*font{}
+	}
+	res.direct[string(name)] = f
+	return f
 }
 
 // invisible tells whether text drawn now cannot be seen: render mode 3

@@ -220,3 +220,45 @@ func checkZones(t *testing.T, name string, r *Reader, i int, whole *pagetext.Pag
 		t.Fatal(err)
 	}
 }
+
+// TestPageTextEncrypted: Chromium's letter encrypted by qpdf with an
+// owner password (RC4 and AES, revisions 2 to 6, object streams or not)
+// reads the same text as the plain one: its content, fonts and ToUnicode
+// maps decrypted as they are read.
+func TestPageTextEncrypted(t *testing.T) {
+	qpdf := testenv.Tool(t, "qpdf")
+	src := filepath.Join("testdata", "text", "chromium.pdf")
+	read := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := open(t, data, Limits{})
+		var b strings.Builder
+		var p pagetext.Page
+		for i := range r.NumPages() {
+			if err := r.PageText(i, nil, &p); err != nil {
+				t.Fatalf("%s page %d: %v", path, i+1, err)
+			}
+			for _, c := range p.Chars {
+				fmt.Fprintf(&b, "%s %.2f %.2f|", c.Text, c.X0, c.Y1)
+			}
+		}
+		return b.String()
+	}
+	plain := read(src)
+	if !strings.Contains(plain, "Ł") {
+		t.Fatalf("%s reads %.100q", src, plain)
+	}
+	for _, args := range [][]string{{"40"}, {"128"}, {"128", "--use-aes=y"}, {"256", "--force-R5"}, {"256"}} {
+		out := filepath.Join(t.TempDir(), "enc.pdf")
+		cmd := append([]string{"--allow-weak-crypto", "--object-streams=generate", "--encrypt", "", "owner"}, args...)
+		cmd = append(cmd, "--", src, out)
+		if b, err := exec.Command(qpdf, cmd...).CombinedOutput(); err != nil {
+			t.Fatalf("qpdf %v: %v %s", args, err, b)
+		}
+		if got := read(out); got != plain {
+			t.Errorf("encrypted %v reads %.100q, plain %.100q", args, got, plain)
+		}
+	}
+}

@@ -169,6 +169,29 @@ func TestPageTextHostile(t *testing.T) {
 	f("no content", textDoc("/MediaBox [0 0 612 792]", ""), "", nil)
 }
 
+// TestFontsReadOnce: a font is read once per document however many
+// pages and text objects select it, when it is an indirect object (the
+// document's cache) and when it is a direct dictionary in the resources
+// (theirs).
+func TestFontsReadOnce(t *testing.T) {
+	f := func(name string, data []byte, pages, loads int) {
+		t.Helper()
+		r := open(t, data, Limits{})
+		var p pagetext.Page
+		for i := range r.NumPages() {
+			if err := r.PageText(i, nil, &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.NumPages() != pages || r.text.fontLoads != loads {
+			t.Errorf("%s: %d pages, %d fonts read; want %d, %d", name, r.NumPages(), r.text.fontLoads, pages, loads)
+		}
+	}
+	f("a statement run", statementRun(t, 50), 50, 2)
+	f("a direct font selected 10,000 times", textDoc("/MediaBox [0 0 612 792] /Resources << /Font << /F1 "+helvetica+" >> >>",
+		strings.Repeat("BT /F1 10 Tf 100 700 Td (A) Tj ET\n", 10_000)), 1, 1)
+}
+
 // TestPageTextErrors: a corrupt content stream, a page out of range and
 // the deadline are errors that say what and where.
 func TestPageTextErrors(t *testing.T) {
