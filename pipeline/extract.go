@@ -54,7 +54,7 @@ func (mr *Mailroom) extract(ctx context.Context, job Job) error {
 	}
 	for i := range letters {
 		l := &letters[i]
-		if l.IsPostal() && len(l.Postal) > 0 && l.Address == nil && mr.cfg.CheckAddress != nil {
+		if len(l.Postal) > 0 && l.Address == nil && mr.cfg.CheckAddress != nil {
 			v := mr.cfg.CheckAddress(l.Postal)
 			l.Address = &v
 		}
