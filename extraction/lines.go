@@ -175,8 +175,9 @@ func joinLine(run []pagetext.Char) (Line, bool) {
 }
 
 // clean normalises a line's text: NFKC (ligatures, full-width and other
-// compatibility forms), every kind of space and control as one space,
-// trimmed.
+// compatibility forms), the Unicode hyphens and minus sign as "-" (fonts
+// re-encoded as ISO Latin-1 draw a typed hyphen as the glyph "minus"),
+// every kind of space and control as one space, trimmed.
 func clean(s string) string {
 	s = norm.NFKC.String(s)
 	var b strings.Builder
@@ -190,6 +191,10 @@ func clean(s string) string {
 			b.WriteByte(' ')
 		}
 		space = false
+		switch r {
+		case '\u2010', '\u2011', '\u2212', '\u2012': // hyphens and the minus sign some encodings give for "-"
+			r = '-'
+		}
 		b.WriteRune(r)
 	}
 	return b.String()

@@ -68,6 +68,7 @@ func TestLines(t *testing.T) {
 	f("rotated text is no address", rot)
 	lig := []pagetext.Char{{Text: "\ufb01", X0: 60, X1: 66, Y0: 152, Y1: 162, Size: 10}, {Text: "ve", X0: 66, X1: 76, Y0: 152, Y1: 162, Size: 10}}
 	f("ligature", lig, "five")
+	f("minus sign as hyphen", chars(60, 160, "ref:INV−0042"), "ref:INV-0042")
 	f("nothing", nil)
 	f("zero-sized characters are ignored", []pagetext.Char{{Text: "X", X0: 60, X1: 60, Y0: 152, Y1: 162, Size: 10}})
 }
