@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lodge-mail/lodge/internal/testdoc"
 	"github.com/lodge-mail/lodge/internal/testdoc/corpus"
 	"github.com/lodge-mail/lodge/internal/testdoc/readback"
 	"github.com/lodge-mail/lodge/internal/testenv"
@@ -235,5 +236,54 @@ func checkPrinted(t *testing.T, where string, b batchFiles, epid string, l autoL
 				}
 			}
 		}
+	}
+}
+
+// TestAutoProcessorMetadataWithoutLetters: metadata without letters
+// (spec 2.1) gives the mailing its attributes, and the auto processor
+// the letters: here split every two pages (production_options
+// split_pages), each with the mailing's attachment after its own pages.
+func TestAutoProcessorMetadataWithoutLetters(t *testing.T) {
+	dir, m, err := corpus.Cached(context.Background(), filepath.Join(os.TempDir(), "lodge-lettercorpus"), corpus.Options{Letters: corpus.Small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc corpus.Document
+	for _, d := range m.Documents {
+		if d.PagesPerLetter == 2 && d.Format == "pdf" {
+			doc = d
+		}
+	}
+	if doc.File == "" {
+		t.Fatal("the corpus has no two-pages-per-letter document")
+	}
+	body, err := os.ReadFile(filepath.Join(dir, doc.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, "-cancel-window", "0s")
+	meta := `{"title":"March statements","department":"Billing","production_options":{"split_pages":2},"attachments":["terms.pdf"]}`
+	epid, _ := sendMailing(t, in, "meta.json", meta, doc.File, body, "terms.pdf", testdoc.PDF(1, 0))
+	var letters []autoLetter
+	testenv.WaitFor(t, func() bool {
+		var ok bool
+		ok, letters = getMailing(t, in, epid)
+		return ok
+	}, func() string {
+		return fmt.Sprintf("letters read: %d so far; log:\n%s", len(letters), lastLines(in.logs(), 20))
+	})
+	if len(letters) != len(doc.Letters) {
+		t.Fatalf("%d letters, want %d", len(letters), len(doc.Letters))
+	}
+	for i, w := range doc.Letters {
+		g := letters[i]
+		if len(g.Documents) != 2 || g.Documents[0].File != doc.File || g.Documents[0].PageStart+1 != w.FirstPage || g.Documents[0].PageEnd+1 != w.LastPage ||
+			g.Documents[1].File != "terms.pdf" || !slices.Equal(g.Postal, w.Address) || g.Ref != w.Reference {
+			t.Errorf("letter %d: %+v\nwant pages %d-%d of %s then terms.pdf, %q ref %q", i, g, w.FirstPage, w.LastPage, doc.File, w.Address, w.Reference)
+		}
+	}
+	code, out := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"get_mailing","params":{"account":"DEM00001","session_id":"` + epid + `","limit":1}}`)
+	if code != 200 || !strings.Contains(out, `"title":"March statements"`) || !strings.Contains(out, `"department":"Billing"`) || !strings.Contains(out, `"split_pages":2`) {
+		t.Errorf("get_mailing: %d %.600s", code, out)
 	}
 }
