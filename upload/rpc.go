@@ -46,9 +46,9 @@ const StatusMixed = "mixed"
 //	            told by its letters: the status all of them share, in
 //	            lower case ("received": checked or waiting for its cancellation window, "lodged",
 //	            "held", "cancelled"), "mixed" when they differ (see
-//	            letters); a mailing without letters "queued_auto" (for
-//	            the auto processor, which this version does not have: it
-//	            stays so)
+//	            letters); a mailing without letters "queued_auto" (until
+//	            the auto processor has read its letters out of the
+//	            documents; then their statuses)
 //	created_ts  Unix time (with fraction) the session was opened
 //	ended_ts    Unix time end_session ended it; null while it has not
 //	files       files stored in the session (ZIP entries count as files)
