@@ -169,6 +169,30 @@ func TestAutoProcessorRoundTrip(t *testing.T) {
 		t.Errorf("only %d letters printed, %d areas masked: the corpus should have more", printed, masked)
 	}
 	t.Logf("%d letters, %d printed and read back, %d masked areas white", len(letters), printed, masked)
+
+	// A letter whose window could not be read is corrected: it is
+	// printed with the corrected address set in its window.
+	idx := -1
+	for _, l := range letters {
+		if l.Status == "Held" && strings.Contains(l.HoldReason, "cannot be read") {
+			idx = l.Idx
+		}
+	}
+	if idx < 0 {
+		t.Fatal("no letter held as unreadable")
+	}
+	fixed := []string{"Jo Citizen", "3/72 Charles St", "St Kilda VIC 3182"}
+	pj, _ := json.Marshal(fixed)
+	if code, out := in.rpc(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"correct_letter","params":{"account":"DEM00001","session_id":%q,"letter":%d,"postal":%s}}`, epid, idx, pj)); code != 200 || !strings.Contains(out, `"matched"`) {
+		t.Fatalf("correct_letter: %d %s", code, out)
+	}
+	var corrected autoLetter
+	testenv.WaitFor(t, func() bool {
+		_, ls := getMailing(t, in, epid)
+		corrected = ls[idx]
+		return corrected.Batch != "" && batchesOf(t, in, epid)[corrected.Batch].dir != ""
+	}, func() string { return fmt.Sprintf("the corrected letter printed: %s %s", corrected.Status, corrected.HoldReason) })
+	checkPrinted(t, "the corrected letter", batchesOf(t, in, epid)[corrected.Batch], epid, corrected)
 }
 
 // batchesOf reads the manifests of a mailing's batches in the hot folder.

@@ -218,6 +218,11 @@ func (mr *Mailroom) Correct(account string, sel Selector, postal []string, by st
 		}
 		old := l.Postal
 		l.Postal, l.Address, l.Checked = append([]string(nil), postal...), &v, false
+		// What the document's window shows is not the corrected address
+		// (an invalid one, or one the auto processor could not read):
+		// production masks the window and sets the corrected address in
+		// it, as for a letter whose document carries none.
+		l.Unaddressed = true
 		l.SetStatus(now, Received, "")
 		l.Add(now, "Corrected", fmt.Sprintf("by %s: %q, was %q (%s)", by, postal, old, v.Status))
 		if m.CustHold {

@@ -184,7 +184,11 @@ func (p *Producer) Inspect(ctx context.Context, m *pipeline.Mailing, letters []*
 		for _, fp := range fps {
 			l := fp.letter
 			l.Pages = fp.plan.pages
-			switch v := windowVerdict(texts[fp.page-lo], l.Postal); {
+			v := windowVerdict(texts[fp.page-lo], l.Postal)
+			if l.Unaddressed && !l.CoverSheet {
+				v = "clear" // a corrected address: set in the window over what it shows
+			}
+			switch {
 			case v == "":
 			case v == "clear":
 				l.Unaddressed = true
