@@ -191,7 +191,9 @@ func TestAutoProcessorRoundTrip(t *testing.T) {
 		_, ls := getMailing(t, in, epid)
 		corrected = ls[idx]
 		return corrected.Batch != "" && batchesOf(t, in, epid)[corrected.Batch].dir != ""
-	}, func() string { return fmt.Sprintf("the corrected letter printed: %s %s", corrected.Status, corrected.HoldReason) })
+	}, func() string {
+		return fmt.Sprintf("the corrected letter printed: %s %s", corrected.Status, corrected.HoldReason)
+	})
 	checkPrinted(t, "the corrected letter", batchesOf(t, in, epid)[corrected.Batch], epid, corrected)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,6 +198,10 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		}
 		if len(plan) == 0 && len(infos) == 0 {
 			probs = append(probs, "no document was uploaded (pdf, ps or xps): a mailing without letters needs its documents")
+			return reject()
+		}
+		if len(plan) == 0 && pack != nil && letterDocs(infos, pack) == 0 {
+			probs = append(probs, "every document is an attachment or the background: a mailing without letters needs a document the auto processor reads letters from")
 			return reject()
 		}
 	} else if docProbs {
@@ -465,6 +470,18 @@ func (l *Lodger) resume(ss Session, m pipeline.Mailing) (EndResult, error) {
 	}
 	l.log.Info("end_session resumed: the mailing was recorded before a restart", "epid", ss.EPID)
 	return res, l.endSession(ss, files, res, m.Created)
+}
+
+// letterDocs counts the documents the auto processor reads letters from:
+// those that are neither the mailing's attachments nor its background.
+func letterDocs(infos metadata.Files, p *metadata.Pack) int {
+	n := 0
+	for _, f := range infos {
+		if !slices.Contains(p.Attachments, f.Name) && (p.ProductionOptions == nil || deref(p.ProductionOptions.Background) != f.Name) {
+			n++
+		}
+	}
+	return n
 }
 
 // production reads a mailing's print settings from its attributes:

@@ -389,6 +389,7 @@ func TestEndRejected(t *testing.T) {
 	f(`x.zip: ZIP entry "in.zip" is a nested archive`, "x.zip", zipOf(t, "in.zip", "PK"))
 	f("no document was uploaded", "x.zip", zipOf(t))
 	f("no document was uploaded", "m.json", `{"title":"nothing to print"}`)
+	f("every document is an attachment or the background", "terms.pdf", doc, "m.json", `{"attachments":["terms.pdf"]}`)
 	f("x.zip!doc.pdf: a file of this name was also uploaded on its own", "doc.pdf", doc, "x.zip", zipOf(t, "doc.pdf", string(pdfPages(2))))
 	f("a file of this name is also in x.zip", "x.zip", zipOf(t, "doc.pdf", string(pdfPages(2))), "y.zip", zipOf(t, "doc.pdf", string(pdfPages(3))))
 	// a broken document and the metadata's problems, reported together
