@@ -240,7 +240,7 @@ func (mr *Mailroom) Correct(account string, sel Selector, postal []string, by st
 func (mr *Mailroom) Cancel(account string, sel Selector, by string) ([]Outcome, error) {
 	return mr.act(account, sel, func(tx Tx, m *Mailing, l *Letter, now time.Time) (bool, string) {
 		switch l.Status {
-		case Received, Held:
+		case Received, Held, Failover:
 			l.SetStatus(now, Cancelled, "by "+by)
 			return true, ""
 		case Cancelled:

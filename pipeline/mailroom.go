@@ -68,6 +68,13 @@ type Config struct {
 	// Channels are the delivery channels this server can send by; a
 	// letter whose primary channel is another is held (default postal).
 	Channels []string
+	// Senders hand electronic letters to their gateways, by channel
+	// (email, sms, fax); SendWorkers of them at once (default 8). A send
+	// that failed for now is tried again after SendRetry (default 1
+	// minute) with the same dedup key.
+	Senders     map[string]Sender
+	SendWorkers int
+	SendRetry   time.Duration
 	// Extractor reads the letters of auto mailings (no metadata letters)
 	// out of their documents; nil leaves such mailings waiting.
 	Extractor Extractor
@@ -91,6 +98,17 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Channels) == 0 {
 		c.Channels = []string{"postal"}
+		for _, ch := range []string{"email", "sms", "fax"} {
+			if c.Senders[ch] != nil {
+				c.Channels = append(c.Channels, ch)
+			}
+		}
+	}
+	if c.SendWorkers <= 0 {
+		c.SendWorkers = 8
+	}
+	if c.SendRetry <= 0 {
+		c.SendRetry = time.Minute
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -131,6 +149,9 @@ func New(store Store, prod Producer, cfg Config, log *slog.Logger) *Mailroom {
 	mr.runner.Handle(JobPurge, mr.purge)
 	if cfg.Extractor != nil {
 		mr.runner.Handle(JobExtract, mr.extract)
+	}
+	if len(cfg.Senders) > 0 {
+		mr.runner.Handle(JobSend, mr.send)
 	}
 	if cfg.Printer != nil {
 		mr.runner.Handle(JobPrint, mr.print)
@@ -234,7 +255,7 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 	}
 	var todo []*Letter
 	for i := range all {
-		if l := &all[i]; l.Status == Received && !l.Checked && l.IsPostal() {
+		if l := &all[i]; waiting(l.Status) && !l.Checked && l.IsPostal() {
 			todo = append(todo, l)
 		}
 	}
@@ -257,7 +278,7 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 			if err != nil {
 				return err
 			}
-			if l.Status != Received || l.Checked {
+			if !waiting(l.Status) || l.Checked {
 				continue // cancelled (or held) meanwhile
 			}
 			l.Checked = true
@@ -275,6 +296,12 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 			due = now
 		}
 		tx.AddJob(Job{Kind: JobBatch, Key: epid, Due: due})
+		for i := range all {
+			if l := &all[i]; l.Status == Received && mr.electronic(l) {
+				tx.AddJob(Job{Kind: JobSend, Key: epid, Due: due})
+				break
+			}
+		}
 		tx.DoneJob(job)
 		return nil
 	})
@@ -316,7 +343,7 @@ func (mr *Mailroom) batch(ctx context.Context, job Job) error {
 		var keys []batchKey
 		for i := range letters {
 			l := &letters[i]
-			if l.Status != Received || !l.Checked || !l.IsPostal() || l.Batch != "" {
+			if !waiting(l.Status) || !l.Checked || !l.IsPostal() || l.Batch != "" {
 				continue
 			}
 			k := batchKey{envelope: l.Envelope, postage: l.Postage, stock: m.Production.Stock, colour: m.Production.Colour, duplex: m.Production.Duplex}

@@ -30,6 +30,7 @@ import (
 //	s/<state>/<created:%016x>/<id>                  "" : batches by state, oldest first
 //	j/<kind>/<due:%016x>/<key>                      Job
 //	k/<kind>/<key>                                  the j/ key of the job of that kind and key
+//	x/<hex(alias)>                                  {"epid","idx"}: a letter by a gateway's id for it (SMS message ids)
 //
 // created and due are Unix nanoseconds; ^created is its bitwise NOT. The
 // index keys are written in the same batch as the record they index.
@@ -44,7 +45,31 @@ const (
 	pfxBatchIdx = pfx + "s/"
 	pfxJob      = pfx + "j/"
 	pfxJobKey   = pfx + "k/"
+	pfxAlias    = pfx + "x/"
 )
+
+// aliasRec is the value of an alias key.
+type aliasRec struct {
+	EPID string `json:"epid"`
+	Idx  int    `json:"idx"`
+}
+
+func aliasKey(alias string) string { return pfxAlias + hex.EncodeToString([]byte(alias)) }
+
+// Alias returns the letter a gateway's id names.
+func (s *PebbleStore) Alias(alias string) (epid string, idx int, err error) {
+	var a aliasRec
+	if err := s.get(aliasKey(alias), &a); err != nil {
+		return "", 0, err
+	}
+	return a.EPID, a.Idx, nil
+}
+
+func (t *pebbleTx) PutAlias(alias, epid string, idx int) {
+	if t.owns(epid) {
+		t.set(aliasKey(alias), aliasRec{EPID: epid, Idx: idx})
+	}
+}
 
 // PebbleStore is the embedded Store: one node, records and queue in a
 // Pebble database. Claims are leases held in memory: a restart forgets

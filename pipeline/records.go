@@ -27,12 +27,12 @@ const (
 
 // Statuses lists every stored letter status, in the order a letter passes
 // them (the final ones last): the keys of per-status counts.
-var Statuses = []string{Received, Held, Processing, Printed, Lodged, Cancelled, Returned, Failed}
+var Statuses = []string{Received, Held, Failover, Processing, Printed, Lodged, Delivered, Cancelled, Returned, Failed}
 
 // Final reports whether a letter in status s will not be produced (again).
 func Final(s string) bool {
 	switch s {
-	case Printed, Lodged, Cancelled, Returned, Failed:
+	case Printed, Lodged, Delivered, Cancelled, Returned, Failed:
 		return true
 	}
 	return false
@@ -92,6 +92,14 @@ type Letter struct {
 	Email      string   `json:"email,omitempty"`
 	SMS        string   `json:"sms,omitempty"`
 	Fax        string   `json:"fax,omitempty"`
+	// CustomData is the letter's custom_data (spec 2.7): template values
+	// and the password of its PDF, which is deleted once the letter is
+	// sent (it lives on only inside the encrypted PDF).
+	CustomData map[string]string `json:"custom_data,omitempty"`
+	// Send is its electronic send, once started; Failover says why it
+	// left its electronic channel for post.
+	Send     *Send         `json:"send,omitempty"`
+	Failover *FailoverInfo `json:"failover,omitempty"`
 	// Address is the engine's verdict on Postal.
 	Address   *Verdict  `json:"address,omitempty"`
 	Documents []DocPart `json:"documents,omitempty"`

@@ -70,6 +70,9 @@ type Store interface {
 	Batches(state string) ([]Batch, error)
 	// Jobs lists queued jobs, for operators and tests.
 	Jobs() ([]Job, error)
+	// Alias returns the letter a gateway's id names (Tx.PutAlias);
+	// ErrNotFound when none.
+	Alias(alias string) (epid string, idx int, err error)
 
 	Close() error
 }
@@ -94,4 +97,7 @@ type Tx interface {
 	DoneJob(j Job)
 	// Retry puts a claimed job back, due again at due, with the reason.
 	Retry(j Job, due time.Time, reason string)
+	// PutAlias records a gateway's id for a letter (an SMS message id
+	// its delivery receipt will name).
+	PutAlias(alias, epid string, idx int)
 }
