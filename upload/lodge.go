@@ -360,7 +360,7 @@ func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pa
 	letters := make([]pipeline.Letter, 0, len(plan))
 	var lines [engine.MaxComponents + 2]string
 	for i, pl := range plan {
-		lt := pipeline.Letter{Idx: i, Reference: pl.Reference, Channels: pl.Channels, Email: pl.Email, SMS: pl.SMS, Fax: pl.Fax}
+		lt := pipeline.Letter{Idx: i, Reference: pl.Reference, Channels: pl.Channels, Email: pl.Email, SMS: pl.SMS, Fax: pl.Fax, CustomData: pl.CustomData}
 		if len(pl.Postal) > 0 {
 			lt.Postal = pl.Postal
 			r := l.eng.Check(append(lines[:0], pl.Postal...), false)
