@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,10 @@ type LodgerConfig struct {
 	// ProfileDir holds the accounts' profiles (see profiles.go); empty for
 	// none.
 	ProfileDir string
+	// Senders returns the sender identities an operator approved for an
+	// account (email_from domains, alphanumeric sms_from names); nil
+	// approves none.
+	Senders func(account string) (pipeline.Senders, error)
 }
 
 // Mailroom takes the mailings end_session accepts and produces them
@@ -178,6 +183,9 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		pack, mp = metadata.Parse(meta[0].Name, b, l.cfg.Metadata)
 		if !metadata.HasErrors(mp) {
 			mp = append(mp, l.applyProfiles(ss.Account, pack)...)
+		}
+		if !metadata.HasErrors(mp) {
+			mp = append(mp, l.checkSenders(ss.Account, pack)...)
 		}
 		if !metadata.HasErrors(mp) && !docProbs {
 			var pp []metadata.Problem
@@ -470,6 +478,46 @@ func (l *Lodger) resume(ss Session, m pipeline.Mailing) (EndResult, error) {
 	}
 	l.log.Info("end_session resumed: the mailing was recorded before a restart", "epid", ss.EPID)
 	return res, l.endSession(ss, files, res, m.Created)
+}
+
+// checkSenders checks the mailing's sender identities against what an
+// operator approved for the account: an email_from whose domain is not
+// one of its domains (or a subdomain of one), an alphanumeric sms_from
+// not among its names. A mobile number as sms_from needs no approval
+// (replies go to it, spec 2.2).
+func (l *Lodger) checkSenders(account string, p *metadata.Pack) []metadata.Problem {
+	from, sms := strings.TrimSpace(deref(p.EmailFrom)), strings.TrimSpace(deref(p.SMSFrom))
+	if from == "" && (sms == "" || metadata.IsPhoneNumber(sms)) {
+		return nil
+	}
+	var ok pipeline.Senders
+	if l.cfg.Senders != nil {
+		var err error
+		if ok, err = l.cfg.Senders(account); err != nil {
+			l.log.Error("account settings unreadable: no sender approved", "account", account, "err", err)
+		}
+	}
+	var probs []metadata.Problem
+	if from != "" {
+		domain := ""
+		if a, err := mail.ParseAddress(from); err == nil {
+			_, domain, _ = strings.Cut(a.Address, "@")
+			domain = strings.ToLower(domain)
+		}
+		approved := false
+		for _, d := range ok.EmailDomains {
+			if domain == d || strings.HasSuffix(domain, "."+d) {
+				approved = true
+			}
+		}
+		if !approved {
+			probs = append(probs, metadata.Problem{Path: "email_from", Message: fmt.Sprintf("the domain %q is not approved for account %s: an operator approves it with lodge account sender add %s -email %s", domain, account, account, domain)})
+		}
+	}
+	if sms != "" && !metadata.IsPhoneNumber(sms) && !slices.Contains(ok.SMSNames, sms) {
+		probs = append(probs, metadata.Problem{Path: "sms_from", Message: fmt.Sprintf("%q is not approved for account %s: a mobile number needs no approval; a name does (lodge account sender add %s -sms %q)", sms, account, account, sms)})
+	}
+	return probs
 }
 
 // letterDocs counts the documents the auto processor reads letters from:

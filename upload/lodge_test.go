@@ -78,7 +78,8 @@ func (r *rig) open() {
 		m, err := ms.Mailing(epid)
 		return err == nil && !m.Purged
 	}})
-	r.l = NewLodger(r.s, r.eng, r.mr, LodgerConfig{InProcess: true, Host: "test-host"}, quiet)
+	r.l = NewLodger(r.s, r.eng, r.mr, LodgerConfig{InProcess: true, Host: "test-host",
+		Senders: pipeline.AccountSettings{Dir: filepath.Join(r.dir, "accounts")}.Senders}, quiet)
 	r.h = NewHandler(r.s, r.l, Config{Host: "test-host"}, quiet)
 }
 
@@ -776,4 +777,41 @@ func TestEndWarnings(t *testing.T) {
 	if again := r.end(ss); !reflect.DeepEqual(again.Warnings, res.Warnings) {
 		t.Errorf("a second end_session: warnings %q, first %q", again.Warnings, res.Warnings)
 	}
+}
+
+// TestSenderApproval: an email_from domain or an alphanumeric sms_from
+// is accepted only once an operator approved it for the account; a
+// mobile number needs no approval.
+func TestSenderApproval(t *testing.T) {
+	r := newRig(t)
+	doc := pdfPages(1)
+	f := func(meta, want string) {
+		t.Helper()
+		res := r.end(r.session("doc.pdf", doc, "m.json", meta))
+		got := strings.Join(res.Errs, "\n")
+		if want == "" && res.Result != "ok" || want != "" && !strings.Contains(got, want) {
+			t.Errorf("%s: %s %q, want %q", meta, res.Result, got, want)
+		}
+	}
+	email := func(from string) string {
+		return `{"email_from":"` + from + `","letters":[{"email":"jo@example.net","postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]}`
+	}
+	sms := func(from string) string {
+		return `{"sms_from":"` + from + `","letters":[{"sms":"0412345678"}]}`
+	}
+	f(email("Acme <noreply@acme.com.au>"), `email_from: the domain "acme.com.au" is not approved for account ABC12345: an operator approves it with lodge account sender add ABC12345 -email acme.com.au`)
+	f(sms("ACME"), `sms_from: "ACME" is not approved for account ABC12345`)
+	f(sms("0412345678"), "")
+	settings := pipeline.AccountSettings{Dir: filepath.Join(r.dir, "accounts")}
+	if _, err := settings.EditSenders("ABC12345", func(s *pipeline.Senders) error {
+		s.EmailDomains, s.SMSNames = []string{"acme.com.au"}, []string{"ACME"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f(email("Acme <noreply@acme.com.au>"), "")
+	f(email("billing@mail.acme.com.au"), "")
+	f(email("evil@notacme.com.au"), `the domain "notacme.com.au" is not approved`)
+	f(sms("ACME"), "")
+	f(sms("OTHER"), `"OTHER" is not approved`)
 }

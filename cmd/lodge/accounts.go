@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,12 +21,17 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/pipeline"
 )
 
 const accountUsage = `usage:
   lodge account add CODE [-name NAME]   add an account (codes look like ABC12345)
   lodge account list                    list accounts
   lodge account disable|enable CODE     stop or restart every key and user of an account
+  lodge account sender add|remove CODE -email DOMAIN | -sms NAME
+                                        approve (or withdraw) an email_from domain or an
+                                        alphanumeric sms_from name for the account
+  lodge account sender list CODE        the account's approved senders
 Every command takes -data-dir (default lodge-data).
 `
 
@@ -157,6 +163,8 @@ func runAccount(args []string) error {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", a.Code, a.Name, status(a.Disabled), when(a.Created))
 		}
 		return w.Flush()
+	case "sender":
+		return runSender(args[1:])
 	case "disable", "enable":
 		c := newAuthCommand("account", sub, accountUsage, nil)
 		if err := c.parse(args[1:], 1); err != nil {
@@ -441,4 +449,69 @@ func when(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// runSender is "lodge account sender": the account's approved senders,
+// kept in its settings file (<data-dir>/accounts/<CODE>.json), which the
+// server reads at each end_session: no restart, no admin socket needed.
+func runSender(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, accountUsage)
+		return errors.New("account sender: missing add, remove or list")
+	}
+	sub := args[0]
+	var domain, name string
+	c := newAuthCommand("account sender", sub, accountUsage, func(fs *flag.FlagSet) {
+		if sub != "list" {
+			fs.StringVar(&domain, "email", "", "an email_from domain, e.g. example.com.au")
+			fs.StringVar(&name, "sms", "", "an alphanumeric sms_from name, 1 to 10 characters")
+		}
+	})
+	if err := c.parse(args[1:], 1); err != nil {
+		return err
+	}
+	settings := pipeline.AccountSettings{Dir: filepath.Join(c.dataDir, "accounts")}
+	account := c.args[0]
+	var s pipeline.Senders
+	var err error
+	switch sub {
+	case "list":
+		s, err = settings.Senders(account)
+	case "add", "remove":
+		if (domain == "") == (name == "") {
+			return errors.New("account sender " + sub + ": give -email DOMAIN or -sms NAME")
+		}
+		s, err = settings.EditSenders(account, func(s *pipeline.Senders) error {
+			list, v := &s.EmailDomains, strings.ToLower(strings.TrimSpace(domain))
+			if name != "" {
+				list, v = &s.SMSNames, strings.TrimSpace(name)
+				if why := pipeline.CheckSMSName(v); why != "" {
+					return errors.New(why)
+				}
+			} else if why := pipeline.CheckEmailDomain(v); why != "" {
+				return errors.New(why)
+			}
+			*list = slices.DeleteFunc(*list, func(x string) bool { return x == v })
+			if sub == "add" {
+				*list = append(*list, v)
+				slices.Sort(*list)
+			}
+			return nil
+		})
+	default:
+		fmt.Fprint(os.Stderr, accountUsage)
+		return fmt.Errorf("account sender: unknown subcommand %q", sub)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("account %s: email_from domains %s; sms_from names %s\n", account, listOrNone(s.EmailDomains), listOrNone(s.SMSNames))
+	return nil
+}
+
+func listOrNone(v []string) string {
+	if len(v) == 0 {
+		return "(none)"
+	}
+	return strings.Join(v, ", ")
 }

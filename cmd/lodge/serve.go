@@ -167,7 +167,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer stopAdmin()
 	log.Info("admin socket", "path", adminSock)
-	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles")}, log)
+	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles"), Senders: accounts.Senders}, log)
 	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
 	// the janitor and the mailroom's workers stop before the stores close
 	workers, stopWorkers := context.WithCancel(context.Background())

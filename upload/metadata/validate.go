@@ -258,6 +258,22 @@ func (v *resolver) checkPack() {
 	}
 }
 
+// IsPhoneNumber reports whether an sms_from is numeric (digits, a
+// leading +): a number replies go to, which needs no approval; any other
+// sms_from is a name an operator must approve for the account.
+func IsPhoneNumber(s string) bool {
+	t := trimSpace(s)
+	if t == "" {
+		return false
+	}
+	for i, c := range t {
+		if !(c >= '0' && c <= '9' || c == '+' && i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkSMSFrom: at most 10 characters; a numeric value must be a mobile
 // number replies can reach. Any other text must be pre-approved by the
 // service, which cannot be checked here.
