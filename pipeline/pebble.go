@@ -30,6 +30,7 @@ import (
 //	s/<state>/<created:%016x>/<id>                  "" : batches by state, oldest first
 //	j/<kind>/<due:%016x>/<key>                      Job
 //	k/<kind>/<key>                                  the j/ key of the job of that kind and key
+//	f/<account>/<^failover:%016x>/<epid>/<idx:%08d>     "" : letters failed over to post, newest first
 //	x/<hex(alias)>                                  {"epid","idx"}: a letter by a gateway's id for it (SMS message ids)
 //
 // created and due are Unix nanoseconds; ^created is its bitwise NOT. The
@@ -46,7 +47,36 @@ const (
 	pfxJob      = pfx + "j/"
 	pfxJobKey   = pfx + "k/"
 	pfxAlias    = pfx + "x/"
+	pfxFailover = pfx + "f/"
 )
+
+func failoverKey(l *Letter) string {
+	return fmt.Sprintf("%s%s/%016x/%s/%08d", pfxFailover, l.Account, ^uint64(l.Failover.Time.UnixNano()), l.EPID, l.Idx)
+}
+
+// Failovers returns up to limit letters of an account that failed over
+// to post, newest failover first.
+func (s *PebbleStore) Failovers(account string, limit int) ([]Letter, error) {
+	var out []Letter
+	prefix := pfxFailover + account + "/"
+	err := s.scan(prefix, func(k, _ []byte) (bool, error) {
+		parts := strings.Split(strings.TrimPrefix(string(k), prefix), "/")
+		if len(parts) != 3 {
+			return true, nil
+		}
+		idx, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return true, nil
+		}
+		var l Letter
+		if err := s.get(letterKey(parts[1], idx), &l); err != nil {
+			return false, err
+		}
+		out = append(out, l)
+		return limit <= 0 || len(out) < limit, nil
+	})
+	return out, err
+}
 
 // aliasRec is the value of an alias key.
 type aliasRec struct {
@@ -594,6 +624,9 @@ func (t *pebbleTx) PutLetter(l Letter) {
 	t.set(letterKey(l.EPID, l.Idx), l)
 	if l.Reference != "" {
 		t.set(refKey(&l, m.Created), nil)
+	}
+	if l.Failover != nil {
+		t.set(failoverKey(&l), nil) // the same key each time: its failover time
 	}
 }
 

@@ -107,6 +107,10 @@ func TestSendStage(t *testing.T) {
 	if err := mr.Bounced("E1", 0, true, "5.1.1 user unknown"); err != nil {
 		t.Fatal(err)
 	}
+	fo, err := s.Failovers("ABC12345", 0)
+	if err != nil || len(fo) != 1 || fo[0].Idx != 2 || fo[0].Failover.From != "email" {
+		t.Errorf("failovers %d, %v", len(fo), err)
+	}
 	if err := mr.Receipt("nobody", true, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("receipt for an unknown id: %v", err)
 	}

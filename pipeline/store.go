@@ -70,6 +70,9 @@ type Store interface {
 	Batches(state string) ([]Batch, error)
 	// Jobs lists queued jobs, for operators and tests.
 	Jobs() ([]Job, error)
+	// Failovers returns up to limit (<= 0: all) letters of an account
+	// that failed over to post, newest failover first.
+	Failovers(account string, limit int) ([]Letter, error)
 	// Alias returns the letter a gateway's id names (Tx.PutAlias);
 	// ErrNotFound when none.
 	Alias(alias string) (epid string, idx int, err error)

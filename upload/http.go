@@ -79,7 +79,7 @@ var (
 // interface.
 func IsUploadPath(p []byte) bool {
 	return bytes.HasPrefix(p, pathGetSession) || bytes.HasPrefix(p, pathEndSession) ||
-		bytes.Equal(p, pathMultipart) || bytes.HasPrefix(p, pathPut)
+		bytes.Equal(p, pathMultipart) || bytes.HasPrefix(p, pathPut) || bytes.HasPrefix(p, pathFailovers)
 }
 
 // IsStreamingPath reports whether a path's body is streamed to disk rather
@@ -133,6 +133,8 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, p Principal) {
 		h.multipart(ctx, p)
 	case bytes.HasPrefix(pth, pathPut):
 		h.put(ctx, p)
+	case bytes.HasPrefix(pth, pathFailovers):
+		h.failovers(ctx, p, string(pth[len(pathFailovers):]))
 	default:
 		add(h.store.m.rejections, rejectBadRequest, 1)
 		ctx.Error("not found\n", fasthttp.StatusNotFound)

@@ -19,6 +19,8 @@ import (
 
 	"github.com/segmentio/encoding/json"
 	"github.com/valyala/fasthttp"
+
+	"github.com/lodge-mail/lodge/pipeline"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata from the current answers")
@@ -689,4 +691,56 @@ func TestPutNoSpace(t *testing.T) {
 		t.Errorf("files after the refusals: %+v", files)
 	}
 	checkBlobs(t, w.s, epid)
+}
+
+// TestFailovers: GET /publicinterface/failovers.json|xml lists the
+// account's letters that failed over to post, newest first, in the
+// layout of the service in the field; other accounts' are not there.
+func TestFailovers(t *testing.T) {
+	w := newWeb(t)
+	at := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
+	for i, acct := range []string{"ABC12345", "ABC12345", "XYZ98765"} {
+		epid := fmt.Sprintf("F%d", i)
+		l := pipeline.Letter{EPID: epid, Account: acct, Received: at, Status: pipeline.Received, Idx: 0, Reference: fmt.Sprintf("inv-%d", i), Channels: []string{"email", "postal"}, Email: "a@example.com"}
+		if err := w.ms.Submit(pipeline.Mailing{EPID: epid, Account: acct, Created: at}, []pipeline.Letter{l}, nil); err != nil {
+			t.Fatal(err)
+		}
+		err := w.ms.Update([]string{epid}, func(tx pipeline.Tx) error {
+			l, err := tx.Letter(epid, 0)
+			if err != nil {
+				return err
+			}
+			l.Failover = &pipeline.FailoverInfo{From: "email", Reason: "email refused: 550 no such user", Time: at.Add(time.Duration(i) * time.Minute)}
+			l.Channels, l.Status = []string{"postal", "email"}, pipeline.Failover
+			tx.PutLetter(l)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := func(path, account string, status int, want ...string) {
+		t.Helper()
+		a := w.do("GET", path, account, nil)
+		if a.status != status {
+			t.Fatalf("%s: %d %s", path, a.status, a.body)
+		}
+		for _, s := range want {
+			if !strings.Contains(a.body, s) {
+				t.Errorf("%s: %s lacks %s", path, a.body, s)
+			}
+		}
+	}
+	f("/publicinterface/failovers.json?account=ABC12345", "ABC12345", 200,
+		`{"failovers":[{"reason":"email refused: 550 no such user","epid":"F1","reference":"inv-1","index":0,"received_ts":1793588645,"failover_ts":1793588705,"status":"Failover","transport":["EMAIL","POST"]},{"reason":"email refused: 550 no such user","epid":"F0"`)
+	f("/publicinterface/failovers.xml?account=ABC12345", "ABC12345", 200,
+		`<ListFailoversResult><FailoverLetter><Reason>email refused: 550 no such user</Reason><EPID>F1</EPID><Reference>inv-1</Reference><Index>0</Index>`,
+		`<Transport><Channel>EMAIL</Channel><Channel>POST</Channel></Transport>`)
+	f("/publicinterface/failovers.json?account=ABC12345&limit=1", "ABC12345", 200, `"epid":"F1"`)
+	f("/publicinterface/failovers.json?account=XYZ98765", "ABC12345", 403, "not for account XYZ98765")
+	f("/publicinterface/failovers.json?account=ABC12345&limit=0", "ABC12345", 400, "limit is 1 to 1000")
+	f("/publicinterface/failovers.text?account=ABC12345", "ABC12345", 404, "use failovers.json or .xml")
+	if a := w.do("GET", "/publicinterface/failovers.json?account=ABC12345&limit=1", "ABC12345", nil); strings.Contains(a.body, `"F0"`) {
+		t.Errorf("limit 1 lists more: %s", a.body)
+	}
 }
