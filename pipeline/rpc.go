@@ -171,6 +171,14 @@ type letterStatus struct {
 	HoldReason string   `json:"hold_reason,omitempty"`
 	Address    *Verdict `json:"address,omitempty"`
 	Batch      string   `json:"batch,omitempty"`
+	// Failover: the letter left its electronic channel for post.
+	Failover *failoverJSON `json:"failover,omitempty"`
+}
+
+type failoverJSON struct {
+	From   string  `json:"from"`
+	Reason string  `json:"reason"`
+	TS     float64 `json:"ts"`
 }
 
 func statusOf(l *Letter) letterStatus {
@@ -179,6 +187,9 @@ func statusOf(l *Letter) letterStatus {
 		Hold: l.Hold, HoldReason: l.HoldReason, Address: l.Address, Batch: l.Batch}
 	if l.Status == Lodged {
 		s.LodgedTS = unixOrNil(l.Time(Lodged))
+	}
+	if f := l.Failover; f != nil {
+		s.Failover = &failoverJSON{From: Transport(f.From), Reason: f.Reason, TS: unix(f.Time)}
 	}
 	return s
 }

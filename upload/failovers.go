@@ -84,7 +84,7 @@ func (h *Handler) failovers(ctx *fasthttp.RequestCtx, p Principal, suffix string
 	for _, l := range letters {
 		e := FailoverLetter{Reason: l.Failover.Reason, EPID: l.EPID, Reference: l.Reference, Index: l.Idx,
 			ReceivedTS: unixSeconds(l.Received), FailoverTS: unixSeconds(l.Failover.Time), Status: l.Status,
-			Transport: []string{strings.ToUpper(l.Failover.From), "POST"}}
+			Transport: []string{pipeline.Transport(l.Failover.From), "POST"}}
 		out = append(out, e)
 	}
 	var body []byte
