@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -34,6 +35,11 @@ type Limits struct {
 	Output   int           // stdout kept, default 64 MiB (stderr: 64 KiB)
 	// Env adds variables (KEY=value) to the child's environment.
 	Env []string
+	// Stdin is the child's standard input (nil: none). An *os.File is
+	// handed to the child as it is, so a program can reopen it by name
+	// (/dev/stdin) and seek: how secrets reach a program without being
+	// on its command line.
+	Stdin io.Reader
 }
 
 func (l Limits) withDefaults() Limits {
@@ -109,7 +115,7 @@ func Run(ctx context.Context, lim Limits, dir, name string, args ...string) ([]b
 	cmd.WaitDelay = 5 * time.Second
 	stdout := &capped{max: lim.Output}
 	stderr := &capped{max: 64 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = lim.Stdin, stdout, stderr
 	err = cmd.Run()
 	if err == nil {
 		return stdout.buf.Bytes(), nil

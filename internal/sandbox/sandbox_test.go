@@ -43,4 +43,31 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestStdin: a reader is the child's standard input; a file is handed
+// over as it is, so the child can open /dev/stdin again from its start.
+func TestStdin(t *testing.T) {
+	testenv.Tool(t, "prlimit")
+	dir := t.TempDir()
+	ctx := context.Background()
+	out, err := Run(ctx, Limits{Stdin: strings.NewReader("piped")}, dir, "cat")
+	if err != nil || string(out) != "piped" {
+		t.Fatalf("reader: %q %v", out, err)
+	}
+	f, err := os.CreateTemp(dir, "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("file;")
+	f.Seek(0, 0)
+	out, err = Run(ctx, Limits{Stdin: f}, dir, "sh", "-c", "cat /dev/stdin; cat /dev/stdin")
+	if err != nil || string(out) != "file;file;" {
+		t.Fatalf("file: %q %v", out, err)
+	}
+	out, err = Run(ctx, Limits{}, dir, "cat")
+	if err != nil || len(out) != 0 {
+		t.Fatalf("no stdin: %q %v", out, err)
+	}
+}
+
 func init() { os.Setenv("SECRET_KEY", "lk_should_not_leak") }
