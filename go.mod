@@ -9,9 +9,12 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/ristretto/v2 v2.4.2
+	github.com/emersion/go-msgauth v0.7.0
+	github.com/emersion/go-smtp v0.25.1
 	github.com/klauspost/compress v1.20.3
 	github.com/segmentio/encoding v0.5.4
 	github.com/valyala/fasthttp v1.77.0
+	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/crypto v0.58.0
 	golang.org/x/image v0.32.0
 	golang.org/x/sys v0.49.0
@@ -50,6 +53,7 @@ require (
 	github.com/cockroachdb/swiss v0.0.0-20260820225851-333444432258 // indirect
 	github.com/cockroachdb/tokenbucket v0.0.0-20230807174530-cc333fc44b06 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
 	github.com/getsentry/sentry-go v0.27.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.3 // indirect
