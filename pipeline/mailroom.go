@@ -75,6 +75,9 @@ type Config struct {
 	Senders     map[string]Sender
 	SendWorkers int
 	SendRetry   time.Duration
+	// Confirmer sends the confirmation emails of mailings that ask for
+	// them (confirmation_email); nil sends none.
+	Confirmer Confirmer
 	// Extractor reads the letters of auto mailings (no metadata letters)
 	// out of their documents; nil leaves such mailings waiting.
 	Extractor Extractor
@@ -153,6 +156,10 @@ func New(store Store, prod Producer, cfg Config, log *slog.Logger) *Mailroom {
 	if len(cfg.Senders) > 0 {
 		mr.runner.Handle(JobSend, mr.send)
 	}
+	if cfg.Confirmer != nil {
+		mr.runner.Handle(JobConfirmAccepted, mr.confirm)
+		mr.runner.Handle(JobConfirmDone, mr.confirm)
+	}
 	if cfg.Printer != nil {
 		mr.runner.Handle(JobPrint, mr.print)
 	}
@@ -227,7 +234,11 @@ func (mr *Mailroom) Submit(m Mailing, letters []Letter) error {
 	if m.Auto && len(letters) == 0 {
 		first.Kind = JobExtract // the letters are in the documents
 	}
-	err := mr.store.Submit(m, letters, []Job{first})
+	jobs := []Job{first}
+	if mr.cfg.Confirmer != nil && confirmTo(&m) != "" {
+		jobs = append(jobs, Job{Kind: JobConfirmAccepted, Key: m.EPID, Due: now})
+	}
+	err := mr.store.Submit(m, letters, jobs)
 	if err == nil {
 		mr.runner.Wake()
 	}
@@ -296,6 +307,7 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 			due = now
 		}
 		tx.AddJob(Job{Kind: JobBatch, Key: epid, Due: due})
+		mr.queueConfirm(tx, &m, JobConfirmDone, now)
 		for i := range all {
 			if l := &all[i]; l.Status == Received && mr.electronic(l) {
 				tx.AddJob(Job{Kind: JobSend, Key: epid, Due: due})
@@ -523,6 +535,7 @@ func (mr *Mailroom) dropLetter(job Job, id, epid string, le *LetterError) error 
 // letters can still be produced: every letter is in a batch that is
 // ready, or ended.
 func (mr *Mailroom) settle(tx Tx, m *Mailing, letters []Letter, now time.Time) {
+	mr.queueConfirm(tx, m, JobConfirmDone, now) // sent when nothing moves any more
 	if !m.Expires.IsZero() || m.Auto && m.Letters == 0 {
 		return
 	}

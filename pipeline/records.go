@@ -224,6 +224,9 @@ type Mailing struct {
 	// Result is the end_session answer, kept so that an end_session
 	// interrupted after the mailing was recorded finishes with it.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Confirmations are the confirmation emails sent to customer_email
+	// (confirmation_email): accepted, then done.
+	Confirmations []Confirmation `json:"confirmations,omitempty"`
 	// Documents are deleted after Expires (zero: not yet known).
 	Expires time.Time `json:"expires,omitempty"`
 	Purged  bool      `json:"purged,omitempty"`

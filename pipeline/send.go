@@ -144,6 +144,7 @@ func (mr *Mailroom) send(ctx context.Context, job Job) error {
 		temporary += n
 	}
 	return mr.store.Update([]string{epid}, func(tx Tx) error {
+		mr.queueConfirm(tx, &m, JobConfirmDone, mr.cfg.Now().UTC())
 		if temporary > 0 {
 			tx.Retry(job, mr.cfg.Now().Add(mr.cfg.SendRetry), fmt.Sprintf("%d letters to send again", temporary))
 			return nil
