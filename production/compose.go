@@ -247,12 +247,19 @@ func masks(c *pdf.Content, f pdf.Form, areas []pipeline.Area) {
 	} else {
 		c.Transform(s, 0, 0, s, dx, dy)
 	}
+	whiteAreas(c, h, areas)
+	c.Restore()
+}
+
+// whiteAreas paints areas white on a page of height h drawn at the
+// origin (areas are in millimetres from the top-left corner), each grown
+// by half a point.
+func whiteAreas(c *pdf.Content, h float64, areas []pipeline.Area) {
 	c.Gray(1)
 	for _, a := range areas {
 		c.Rect(a.X*mm-0.5, h-(a.Y+a.H)*mm-0.5, a.W*mm+1, a.H*mm+1)
 	}
 	c.Fill()
-	c.Restore()
 }
 
 // Address text in the window: 10 pt, smaller (down to minFont) when a

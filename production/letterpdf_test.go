@@ -1,0 +1,276 @@
+package production
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lodge-mail/lodge/internal/testdoc"
+	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
+	"github.com/lodge-mail/lodge/internal/testdoc/readback"
+	"github.com/lodge-mail/lodge/internal/testenv"
+	"github.com/lodge-mail/lodge/pipeline"
+)
+
+// emailMailing is a mailing of two letters: letter 0 takes pages 1-2 of
+// a.pdf (A4, then US Letter landscape), the PostScript document's second
+// page and the attachment; letter 1 takes page 3 of a.pdf, whose window
+// shows lines for lodge that its Masks cover.
+func emailMailing(t *testing.T) *mailing {
+	ml := newMailing(t, "EPIDELEC", pipeline.Production{})
+	ml.doc("a.pdf",
+		mailpdf.Page{Address: mailpdf.Address(0), Text: "First page of letter zero"},
+		mailpdf.Page{W: mailpdf.LetterH, H: mailpdf.LetterW, Text: "Landscape page of letter zero", Colour: true},
+		mailpdf.Page{Address: []string{"ref:INV-1", "Jo Citizen", "1 Main St", "SYDNEY NSW 2000"}, Text: "Letter one"})
+	ml.file("b.ps", "ps", testdoc.RichPostScript(), 3)
+	ml.doc("terms.pdf", mailpdf.Page{Text: "Terms and conditions"})
+	ml.letter(nil, "a.pdf:0-1", "b.ps:1-1", "+terms.pdf")
+	ml.letter(nil, "a.pdf:2-2")
+	// the ref: line: the first address line, 55 mm from the top, 25 mm in
+	ml.letters[1].Masks = []pipeline.Area{{X: 24, Y: 51, W: 60, H: 5}}
+	return ml
+}
+
+// TestLetterPDF: a letter's pages as they are (sizes, order, attachments
+// last, PostScript converted), no sheet code, masks painted; written once
+// and reused, whatever a later call asks.
+func TestLetterPDF(t *testing.T) {
+	testenv.Tool(t, "gs")
+	p := newProducer(t)
+	ml := emailMailing(t)
+	ctx := context.Background()
+	path, err := p.LetterPDF(ctx, &ml.m, ml.letters[0], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(p.cfg.WorkDir, "letters", "EPIDELEC", "0.pdf"); path != want {
+		t.Fatalf("path %s, want %s", path, want)
+	}
+	readback.Check(t, path)
+	sizes := readback.Sizes(t, path)
+	want := [][2]float64{{595.276, 841.89}, {792, 612}, {595, 842}, {595.276, 841.89}}
+	if len(sizes) != len(want) {
+		t.Fatalf("sizes %v, want %v", sizes, want)
+	}
+	for i := range want {
+		if d := sizes[i][0] - want[i][0] + sizes[i][1] - want[i][1]; d > 0.01 || d < -0.01 {
+			t.Errorf("page %d: %v, want %v", i+1, sizes[i], want[i])
+		}
+	}
+	for i, text := range []string{"First page of letter zero", "Landscape page of letter zero", "Page two: an image below", "Terms and conditions"} {
+		if got := readback.Text(t, path, i+1); !strings.Contains(got, text) {
+			t.Errorf("page %d: %q, want %q", i+1, got, text)
+		}
+	}
+	if got := readback.Text(t, path, 1); !strings.Contains(got, "Customer 0") {
+		t.Errorf("page 1 lost its address: %q", got)
+	}
+	// no sheet code: the corner compose prints it in is blank
+	img := readback.RenderArea(t, path, 1, 72, 0, 841.89-30*mm, 30*mm, 30*mm)
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if r, g, b := readback.Pixel(img, x, y); r < 250 || g < 250 || b < 250 {
+				t.Fatalf("ink at (%d, %d) where print has its sheet code", x, y)
+			}
+		}
+	}
+
+	// masks: the ref: line is painted over (its text stays in the file,
+	// as in print), the address stays
+	path1, err := p.LetterPDF(ctx, &ml.m, ml.letters[1], "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ink := func(y float64) int { // dark pixels in a band 5 mm high at y mm from the top
+		img := readback.RenderArea(t, path1, 1, 150, 20*mm, y*mm, 80*mm, 5*mm)
+		n := 0
+		for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+			for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+				if r, _, _ := readback.Pixel(img, x, y); r < 128 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if masked, name := ink(51), ink(55.5); masked != 0 || name == 0 {
+		t.Errorf("dark pixels: %d on the masked ref: line, %d on the name line below", masked, name)
+	}
+	if got := readback.Text(t, path1, 1); !strings.Contains(got, "Jo Citizen") || !strings.Contains(got, "Letter one") {
+		t.Errorf("masked page reads %q", got)
+	}
+
+	// written once: a second call, with a password now, gives the same
+	// file unchanged
+	before, _ := os.ReadFile(path)
+	again, err := p.LetterPDF(ctx, &ml.m, ml.letters[0], "late password")
+	if err != nil || again != path {
+		t.Fatalf("again: %s %v", again, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("the letter's PDF changed")
+	}
+	// what a crash leaves (temporary files) is written over
+	dir := filepath.Dir(path)
+	for _, name := range []string{"2.pdf.plain.tmp", "2.pdf.tmp"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("half"), 0o640)
+	}
+	ml.letter(nil, "terms.pdf")
+	path2, err := p.LetterPDF(ctx, &ml.m, ml.letters[2], "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEncrypted(t, path2, "pw")
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(names) != 3 {
+		t.Fatalf("left in the folder: %q", names)
+	}
+	if err := p.RemoveLetterPDFs("EPIDELEC"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s after RemoveLetterPDFs: %v", dir, err)
+	}
+}
+
+// TestLetterPDFPassword: a password encrypts the PDF with AES-256,
+// revision 6: qpdf and Ghostscript open it with the password and not
+// without; the password is in no file of the work folder.
+func TestLetterPDFPassword(t *testing.T) {
+	testenv.Tool(t, "qpdf")
+	testenv.Tool(t, "gs")
+	ctx := context.Background()
+	for _, pw := range []string{"s3cret", "pässwörd mit Ümlauten ✓", "--looks-like-an-option", `"quoted" \ {json}`, strings.Repeat("x", MaxPasswordBytes)} {
+		p := newProducer(t)
+		ml := emailMailing(t)
+		path, err := p.LetterPDF(ctx, &ml.m, ml.letters[0], pw)
+		if err != nil {
+			t.Fatalf("%q: %v", pw, err)
+		}
+		checkEncrypted(t, path, pw)
+		filepath.WalkDir(p.cfg.WorkDir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if data, _ := os.ReadFile(path); bytes.Contains(data, []byte(pw)) {
+					t.Errorf("%q: the password is in %s", pw, path)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// checkEncrypted: qpdf checks the file with the password and refuses it
+// without; its /Encrypt is AES-256 revision 6 (/V 5 /R 6); Ghostscript
+// renders it with the password and refuses it without.
+func checkEncrypted(t *testing.T, path, pw string) {
+	t.Helper()
+	qpdf := testenv.Tool(t, "qpdf")
+	out, err := exec.Command(qpdf, "--check", "--password="+pw, path).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("No syntax or stream encoding errors")) {
+		t.Fatalf("qpdf --check with the password: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(qpdf, "--check", path).CombinedOutput(); err == nil || !bytes.Contains(out, []byte("invalid password")) {
+		t.Fatalf("qpdf --check without the password: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(qpdf, "--check", "--password=wrong"+pw, path).CombinedOutput(); err == nil {
+		t.Fatalf("qpdf --check with a wrong password: %s", out)
+	}
+	trailer, err := exec.Command(qpdf, "--show-object=trailer", "--password="+pw, path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`/Encrypt (\d+) 0 R`).FindSubmatch(trailer)
+	if m == nil {
+		t.Fatalf("no /Encrypt in the trailer: %s", trailer)
+	}
+	enc, err := exec.Command(qpdf, "--show-object="+string(m[1]), "--password="+pw, path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/R 6", "/V 5", "/AESV3", "/Length 256"} {
+		if !bytes.Contains(enc, []byte(want)) {
+			t.Errorf("/Encrypt %s has no %s", enc, want)
+		}
+	}
+	png := filepath.Join(t.TempDir(), "p.png")
+	gs := func(args ...string) error {
+		return exec.Command(testenv.Tool(t, "gs"), append([]string{"-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-sDEVICE=png16m", "-r20", "-dFirstPage=1", "-dLastPage=1", "-o", png}, append(args, path)...)...).Run()
+	}
+	if err := gs("-sPDFPassword=" + pw); err != nil {
+		t.Fatalf("gs with the password: %v", err)
+	}
+	if fi, err := os.Stat(png); err != nil || fi.Size() == 0 {
+		t.Fatalf("gs rendered nothing with the password: %v", err)
+	}
+	os.Remove(png)
+	gs()
+	if fi, err := os.Stat(png); err == nil && fi.Size() > 0 {
+		t.Fatal("gs rendered the page without the password")
+	}
+}
+
+// TestLetterPDFErrors: a bad password or a document that cannot be read is
+// the letter's problem (DocumentError) and leaves no file.
+func TestLetterPDFErrors(t *testing.T) {
+	p := newProducer(t)
+	ctx := context.Background()
+	f := func(name string, setup func(ml *mailing), pw, want string) {
+		t.Helper()
+		ml := emailMailing(t)
+		setup(ml)
+		_, err := p.LetterPDF(ctx, &ml.m, ml.letters[len(ml.letters)-1], pw)
+		if err == nil || !DocumentError(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v (document error %v), want %q", name, err, DocumentError(err), want)
+		}
+		left, _ := filepath.Glob(filepath.Join(p.cfg.WorkDir, "letters", "EPIDELEC", "*"))
+		if len(left) != 0 {
+			t.Errorf("%s: left %q", name, left)
+		}
+	}
+	none := func(*mailing) {}
+	f("1 MB password", none, strings.Repeat("p", 1<<20), "at most 127")
+	f("128-byte password", none, strings.Repeat("p", 128), "at most 127")
+	f("password with a line break", none, "pass\nword", "control character")
+	f("password with NUL", none, "pass\x00word", "control character")
+	f("password not UTF-8", none, "pass\xffword", "not UTF-8")
+	f("unknown document", func(ml *mailing) { ml.letter(nil, "nope.pdf") }, "", "nope.pdf is not part of the mailing")
+	f("pages beyond the end", func(ml *mailing) { ml.letter(nil, "terms.pdf:1-3") }, "", "has no pages 2 to 4")
+	f("no pages", func(ml *mailing) { ml.letter(nil) }, "", "no pages")
+	f("broken PDF", func(ml *mailing) {
+		ml.file("junk.pdf", "pdf", []byte("%PDF-1.4\nnot really\n"), 1)
+		ml.letter(nil, "junk.pdf")
+	}, "", "junk.pdf")
+	f("broken PostScript", func(ml *mailing) {
+		ml.file("junk.ps", "ps", []byte("%!PS\nnosuchoperator\n"), 1)
+		ml.letter(nil, "junk.ps")
+	}, "", "junk.ps could not be converted")
+	f("document gone", func(ml *mailing) {
+		ml.letter(nil, "terms.pdf")
+		os.Remove(ml.m.Files[2].Path)
+	}, "", "terms.pdf")
+}
+
+// TestCheckPassword: the passwords a PDF can take.
+func TestCheckPassword(t *testing.T) {
+	f := func(pw, want string) {
+		t.Helper()
+		if got := CheckPassword(pw); !strings.Contains(got, want) || (want == "") != (got == "") {
+			t.Errorf("%q: %q, want %q", pw, got, want)
+		}
+	}
+	f("a", "")
+	f(" spaces inside and around ", "")
+	f("ünïcödé ✓", "")
+	f(strings.Repeat("ü", 63), "")
+	f(strings.Repeat("ü", 64), "128 bytes")
+	f("", "empty")
+	f("tab\there", "control")
+	f("del\x7f", "control")
+	f("\xc3", "UTF-8")
+}
