@@ -42,6 +42,16 @@
 // luminosity and drops its hue. A letter whose pages or sheets come out
 // other than Inspect counted fails the batch (its documents changed).
 //
+// # Letters delivered electronically
+//
+// LetterPDF (letterpdf.go) writes the PDF an email attaches or a link
+// serves: the letter's pages as they are (each at its own size, no sheet
+// code, letterhead or greys; masks painted as in print), attachments
+// after, once, into <WorkDir>/letters/<epid>/<idx>.pdf. With a password
+// qpdf encrypts it (AES-256, revision 6; the password reaches qpdf on a
+// memfd as its standard input, never on a command line or disk), and
+// only the encrypted file is kept. RemoveLetterPDFs deletes a mailing's.
+//
 // # Sending to a printer
 //
 // Printer (printer.go) implements pipeline.Printer over IPP
