@@ -126,6 +126,9 @@ type Letter struct {
 	Price int64  `json:"price"`
 	Batch string `json:"batch,omitempty"`
 	Sheet int    `json:"first_sheet,omitempty"` // 1-based sheet of the batch its first page is on
+	// Opens: the first and last openings of its email and its document
+	// (opens.go).
+	Opens
 	// Received is when the mailing was committed.
 	Received time.Time `json:"received_ts"`
 	Events   []Event   `json:"events"`
