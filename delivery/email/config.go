@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,6 +102,9 @@ func parseURL(raw string) (server, error) {
 		return s, fmt.Errorf("email: server URL %s: no host", s.redacted)
 	}
 	port := u.Port()
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
+		return s, fmt.Errorf("email: server URL %s: port %q is not 1 to 65535", s.redacted, port)
+	}
 	if port == "" {
 		port = "587"
 		if s.implicitTLS {

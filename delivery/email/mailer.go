@@ -133,6 +133,11 @@ func (mr *Mailer) Send(ctx context.Context, m Message) error {
 }
 
 func (mr *Mailer) send(ctx context.Context, m *Message) error {
+	select {
+	case <-mr.done:
+		return ErrClosed
+	default:
+	}
 	buf := bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -153,6 +158,11 @@ func (mr *Mailer) send(ctx context.Context, m *Message) error {
 		return ErrClosed
 	}
 	defer func() { <-mr.slots }()
+	select {
+	case <-mr.done: // closed while this Send waited for its slot
+		return ErrClosed
+	default:
+	}
 
 	deadline := time.Now().Add(mr.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

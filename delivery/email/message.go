@@ -218,7 +218,11 @@ func (m *Message) check() (envelope, *mail.Address, *mail.Address, error) {
 			if err := noControl(field+" content type", a.ContentType); err != nil {
 				return env, nil, nil, err
 			}
-			if _, _, err := mime.ParseMediaType(a.ContentType); err != nil {
+			mt, _, err := mime.ParseMediaType(a.ContentType)
+			if err == nil && strings.Count(mt, "/") != 1 {
+				err = fmt.Errorf("not type/subtype")
+			}
+			if err != nil {
 				return env, nil, nil, invalid(field, "content type %q: %v", truncate(a.ContentType, 100), err)
 			}
 		}

@@ -259,16 +259,21 @@ func (s *Server) Close() {
 	os.RemoveAll(s.dir)
 }
 
-// isHTTP reports whether the port answers GET /livez (the SMTP port
-// answers a greeting or a TLS alert: an error for the HTTP client, at
-// once).
+// isHTTP reports whether the port answers an HTTP request with HTTP.
+// The SMTP port answers with its greeting, or (TLS) closes the
+// connection: either at once, so no timeout decides.
 func (s *Server) isHTTP(port int) bool {
-	resp, err := s.client.Get(fmt.Sprintf("http://127.0.0.1:%d/livez", port))
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Minute)
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.WriteString(c, "GET /livez HTTP/1.0\r\n\r\n"); err != nil {
+		return false
+	}
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return strings.HasPrefix(line, "HTTP/")
 }
 
 // URL is the server as lodge's -smtp flag and email.Config.URL take it:
