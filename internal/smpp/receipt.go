@@ -55,8 +55,12 @@ const (
 // IsReceipt reports whether a deliver_sm is an SMSC delivery receipt.
 func IsReceipt(m *ShortMessage) bool { return m.ESMClass&esmClassTypeMask == ESMClassReceipt }
 
-// maxStateLen bounds a stat: value a receipt may carry.
-const maxStateLen = 16
+// maxStateLen bounds a stat: value a receipt may carry, of ASCII
+// letters, digits and _.
+const (
+	maxStateLen = 16
+	stateChars  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+)
 
 // ParseReceipt reads a delivery receipt: the standard text (SMPP 3.4
 // Appendix B: "id:… sub:… dlvrd:… submit date:… done date:… stat:…
@@ -88,10 +92,10 @@ func ParseReceipt(m *ShortMessage) (Receipt, error) {
 	}
 	if v, ok := m.TLV(TagMessageState); ok && int(v[0]) < len(messageStates) && messageStates[v[0]] != "" {
 		r.State = messageStates[v[0]]
-	} else if v, ok := receiptField(head, "stat"); ok && v != "" && len(v) <= maxStateLen {
+	} else if v, ok := receiptField(head, "stat"); ok && v != "" && len(v) <= maxStateLen && strings.Trim(v, stateChars) == "" {
 		r.State = strings.ToUpper(v)
 	} else {
-		return r, fmt.Errorf("smpp: delivery receipt for %q: no state (message_state 1 to 8, or stat: of 1 to %d characters) in %.80q", r.MessageID, maxStateLen, text)
+		return r, fmt.Errorf("smpp: delivery receipt for %q: no state (message_state 1 to 8, or stat: of 1 to %d letters) in %.80q", r.MessageID, maxStateLen, text)
 	}
 	if v, ok := receiptField(head, "err"); ok {
 		r.Err = v
