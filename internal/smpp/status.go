@@ -11,30 +11,30 @@ type Status uint32
 
 // The command_status values of SMPP 3.4 §5.1.3 this package names.
 const (
-	StatusOK               Status = 0x00 // ESME_ROK
-	StatusInvMsgLen        Status = 0x01 // ESME_RINVMSGLEN
-	StatusInvCmdLen        Status = 0x02 // ESME_RINVCMDLEN
-	StatusInvCmdID         Status = 0x03 // ESME_RINVCMDID
-	StatusInvBindStatus    Status = 0x04 // ESME_RINVBNDSTS
-	StatusAlreadyBound     Status = 0x05 // ESME_RALYBND
-	StatusSysErr           Status = 0x08 // ESME_RSYSERR
-	StatusInvSrcAddr       Status = 0x0A // ESME_RINVSRCADR
-	StatusInvDstAddr       Status = 0x0B // ESME_RINVDSTADR
-	StatusInvMsgID         Status = 0x0C // ESME_RINVMSGID
-	StatusBindFail         Status = 0x0D // ESME_RBINDFAIL
-	StatusInvPassword      Status = 0x0E // ESME_RINVPASWD
-	StatusInvSystemID      Status = 0x0F // ESME_RINVSYSID
-	StatusMsgQueueFull     Status = 0x14 // ESME_RMSGQFUL
-	StatusInvESMClass      Status = 0x43 // ESME_RINVESMCLASS
-	StatusSubmitFail       Status = 0x45 // ESME_RSUBMITFAIL
-	StatusInvSrcTON        Status = 0x48 // ESME_RINVSRCTON
-	StatusInvDstTON        Status = 0x50 // ESME_RINVDSTTON
-	StatusThrottled        Status = 0x58 // ESME_RTHROTTLED
-	StatusRxTemporary      Status = 0x64 // ESME_RX_T_APPN: the receiver cannot take it now
-	StatusRxPermanent      Status = 0x65 // ESME_RX_P_APPN: the receiver will never take it
-	StatusRxReject         Status = 0x66 // ESME_RX_R_APPN
-	StatusDeliveryFailure  Status = 0xFE // ESME_RDELIVERYFAILURE
-	StatusUnknownErr       Status = 0xFF // ESME_RUNKNOWNERR
+	StatusOK              Status = 0x00 // ESME_ROK
+	StatusInvMsgLen       Status = 0x01 // ESME_RINVMSGLEN
+	StatusInvCmdLen       Status = 0x02 // ESME_RINVCMDLEN
+	StatusInvCmdID        Status = 0x03 // ESME_RINVCMDID
+	StatusInvBindStatus   Status = 0x04 // ESME_RINVBNDSTS
+	StatusAlreadyBound    Status = 0x05 // ESME_RALYBND
+	StatusSysErr          Status = 0x08 // ESME_RSYSERR
+	StatusInvSrcAddr      Status = 0x0A // ESME_RINVSRCADR
+	StatusInvDstAddr      Status = 0x0B // ESME_RINVDSTADR
+	StatusInvMsgID        Status = 0x0C // ESME_RINVMSGID
+	StatusBindFail        Status = 0x0D // ESME_RBINDFAIL
+	StatusInvPassword     Status = 0x0E // ESME_RINVPASWD
+	StatusInvSystemID     Status = 0x0F // ESME_RINVSYSID
+	StatusMsgQueueFull    Status = 0x14 // ESME_RMSGQFUL
+	StatusInvESMClass     Status = 0x43 // ESME_RINVESMCLASS
+	StatusSubmitFail      Status = 0x45 // ESME_RSUBMITFAIL
+	StatusInvSrcTON       Status = 0x48 // ESME_RINVSRCTON
+	StatusInvDstTON       Status = 0x50 // ESME_RINVDSTTON
+	StatusThrottled       Status = 0x58 // ESME_RTHROTTLED
+	StatusRxTemporary     Status = 0x64 // ESME_RX_T_APPN: the receiver cannot take it now
+	StatusRxPermanent     Status = 0x65 // ESME_RX_P_APPN: the receiver will never take it
+	StatusRxReject        Status = 0x66 // ESME_RX_R_APPN
+	StatusDeliveryFailure Status = 0xFE // ESME_RDELIVERYFAILURE
+	StatusUnknownErr      Status = 0xFF // ESME_RUNKNOWNERR
 )
 
 var statusNames = map[Status]string{
