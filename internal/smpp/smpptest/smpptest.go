@@ -42,7 +42,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -237,7 +236,7 @@ type TLV struct {
 
 // Record is one event the server recorded.
 type Record struct {
-	Kind   string `json:"kind"` // bind, submit_sm, deliver_sm_resp, enquire_link_resp, unbind, error
+	Kind   string `json:"kind"` // bind, submit_sm, deliver_sm_resp, enquire_link, enquire_link_resp, unbind, error
 	Seq    uint32 `json:"seq"`
 	Status uint32 `json:"status"` // what the server answered (submit_sm, bind) or was answered
 
@@ -370,6 +369,12 @@ func (s *Server) WaitMessages(t testing.TB, n int) []Message {
 }
 
 // Reassemble joins accepted submit_sm records into messages (Messages).
+// The parts of a concatenated message are told by source, destination,
+// 8-bit reference and count, as a handset tells them: a part joins the
+// unfinished message of its key (replacing an earlier copy of itself),
+// and once that message is whole the next part of the key starts
+// another. Two concatenated messages to one number with the same
+// reference, sent at once, mix as they would on a handset.
 func Reassemble(submits []Record) ([]Message, error) {
 	type key struct {
 		src, dst string
@@ -377,13 +382,13 @@ func Reassemble(submits []Record) ([]Message, error) {
 		total    int
 	}
 	type group struct {
-		first int
-		parts map[int]Record
-		text  map[int]string
+		single *Message // a message of one part without header
+		key    key
+		parts  map[int]Record
+		text   map[int]string
 	}
-	var out []Message
-	var order []key
-	groups := map[key]*group{}
+	var order []*group // in the order of their first part
+	open := map[key]*group{}
 	for i, r := range submits {
 		if r.Status != 0 || r.MessageID == "" {
 			continue
@@ -393,38 +398,33 @@ func Reassemble(submits []Record) ([]Message, error) {
 			return nil, fmt.Errorf("submit_sm %d (seq %d) to %s: %w", i+1, r.Seq, r.Dest, err)
 		}
 		if c.Total == 0 {
-			out = append(out, Message{Source: r.Source, Dest: r.Dest, Text: text, DataCoding: r.DataCoding, Parts: []Record{r}})
-			order = append(order, key{})
+			order = append(order, &group{single: &Message{Source: r.Source, Dest: r.Dest, Text: text, DataCoding: r.DataCoding, Parts: []Record{r}}})
 			continue
 		}
 		k := key{r.Source, r.Dest, c.Ref, c.Total}
-		g := groups[k]
+		g := open[k]
 		if g == nil {
-			g = &group{first: len(order), parts: map[int]Record{}, text: map[int]string{}}
-			groups[k] = g
-			order = append(order, k)
-			out = append(out, Message{}) // its place, filled when whole
+			g = &group{key: k, parts: map[int]Record{}, text: map[int]string{}}
+			open[k] = g
+			order = append(order, g)
 		}
 		g.parts[c.Seq], g.text[c.Seq] = r, text
+		if len(g.parts) == c.Total {
+			delete(open, k) // whole: the next part of the key starts another
+		}
 	}
 	var whole []Message
-	for i, m := range out {
-		if order[i] == (key{}) {
-			whole = append(whole, m)
+	for _, g := range order {
+		if g.single != nil {
+			whole = append(whole, *g.single)
 			continue
 		}
-		g := groups[order[i]]
-		if len(g.parts) != order[i].total {
+		if len(g.parts) != g.key.total {
 			continue
 		}
-		seqs := make([]int, 0, len(g.parts))
-		for n := range g.parts {
-			seqs = append(seqs, n)
-		}
-		sort.Ints(seqs)
-		m := Message{Source: order[i].src, Dest: order[i].dst, DataCoding: g.parts[1].DataCoding}
+		m := Message{Source: g.key.src, Dest: g.key.dst, DataCoding: g.parts[1].DataCoding}
 		var sb strings.Builder
-		for _, n := range seqs {
+		for n := 1; n <= g.key.total; n++ {
 			sb.WriteString(g.text[n])
 			m.Parts = append(m.Parts, g.parts[n])
 		}

@@ -17,7 +17,8 @@
 // JSON line appended to FILE before the answer is sent (so a client that
 // has the answer finds the line): kind "bind", "submit_sm" (the fields
 // read from the PDU's own bytes: short_message and TLV values in hex),
-// "deliver_sm_resp", "enquire_link_resp", "unbind", "error".
+// "deliver_sm_resp", "enquire_link" (the client's), "enquire_link_resp"
+// (answers to the server's), "unbind", "error".
 //
 // A submit_sm with registered_delivery gets a delivery receipt
 // (deliver_sm, esm_class 0x04, the standard text and the
@@ -156,6 +157,7 @@ const server = smpp.createServer(function (session) {
 		}
 	});
 	session.on('enquire_link', function (pdu) {
+		record({kind: 'enquire_link', seq: pdu.sequence_number});
 		session.send(pdu.response());
 	});
 	session.on('enquire_link_resp', function (pdu) {
