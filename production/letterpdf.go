@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/segmentio/encoding/json"
 
@@ -22,31 +20,6 @@ import (
 	"github.com/lodge-mail/lodge/internal/sandbox"
 	"github.com/lodge-mail/lodge/pipeline"
 )
-
-// MaxPasswordBytes is the longest password a letter's PDF takes: AES-256
-// (PDF 2.0, revision 6) uses the first 127 bytes of the UTF-8 password,
-// and readers differ on what they do with more.
-const MaxPasswordBytes = 127
-
-// CheckPassword returns why a password cannot protect a PDF, or "": it is
-// empty, longer than MaxPasswordBytes, not UTF-8, or holds a control
-// character (nobody can type it).
-func CheckPassword(pw string) string {
-	switch {
-	case pw == "":
-		return "empty password"
-	case len(pw) > MaxPasswordBytes:
-		return fmt.Sprintf("the password has %d bytes; at most %d are used by PDF readers", len(pw), MaxPasswordBytes)
-	case !utf8.ValidString(pw):
-		return "the password is not UTF-8 text"
-	}
-	for _, r := range pw {
-		if unicode.IsControl(r) {
-			return "the password holds a control character (a line break, tab or the like) that cannot be typed"
-		}
-	}
-	return ""
-}
 
 // LetterPDF returns the path of a letter's PDF for electronic delivery
 // (an email attachment, the document behind a link): the pages of its
@@ -63,7 +36,7 @@ func CheckPassword(pw string) string {
 // atomically and durably (fsync, rename); later calls, after a crash too,
 // return it as it is, whatever the password they give: the first call
 // decides. A problem of the letter's documents (DocumentError) or of the
-// password (CheckPassword) is the letter's; other errors are the
+// password (pdf.CheckPassword) is the letter's; other errors are the
 // server's and worth a retry.
 func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeline.Letter, password string) (string, error) {
 	dir := filepath.Join(p.cfg.WorkDir, "letters", m.EPID)
@@ -76,7 +49,7 @@ func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeli
 		return "", err
 	}
 	if password != "" {
-		if why := CheckPassword(password); why != "" {
+		if why := pdf.CheckPassword(password); why != "" {
 			return "", &docError{why}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lodge-mail/lodge/internal/pdf"
 	"github.com/lodge-mail/lodge/internal/testdoc"
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
 	"github.com/lodge-mail/lodge/internal/testdoc/readback"
@@ -146,7 +147,7 @@ func TestLetterPDFPassword(t *testing.T) {
 	testenv.Tool(t, "qpdf")
 	testenv.Tool(t, "gs")
 	ctx := context.Background()
-	for _, pw := range []string{"s3cret", "pässwörd mit Ümlauten ✓", "--looks-like-an-option", `"quoted" \ {json}`, strings.Repeat("x", MaxPasswordBytes)} {
+	for _, pw := range []string{"s3cret", "pässwörd mit Ümlauten ✓", "--looks-like-an-option", `"quoted" \ {json}`, strings.Repeat("x", pdf.MaxPasswordBytes)} {
 		p := newProducer(t)
 		ml := emailMailing(t)
 		path, err := p.LetterPDF(ctx, &ml.m, ml.letters[0], pw)
@@ -254,23 +255,4 @@ func TestLetterPDFErrors(t *testing.T) {
 		ml.letter(nil, "terms.pdf")
 		os.Remove(ml.m.Files[2].Path)
 	}, "", "terms.pdf")
-}
-
-// TestCheckPassword: the passwords a PDF can take.
-func TestCheckPassword(t *testing.T) {
-	f := func(pw, want string) {
-		t.Helper()
-		if got := CheckPassword(pw); !strings.Contains(got, want) || (want == "") != (got == "") {
-			t.Errorf("%q: %q, want %q", pw, got, want)
-		}
-	}
-	f("a", "")
-	f(" spaces inside and around ", "")
-	f("ünïcödé ✓", "")
-	f(strings.Repeat("ü", 63), "")
-	f(strings.Repeat("ü", 64), "128 bytes")
-	f("", "empty")
-	f("tab\there", "control")
-	f("del\x7f", "control")
-	f("\xc3", "UTF-8")
 }
