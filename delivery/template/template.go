@@ -331,19 +331,26 @@ type LetterError struct {
 	Size   int    // the rendered length, when too long
 }
 
-func (e *LetterError) Error() string {
+// Error is Path() and Reason().
+func (e *LetterError) Error() string { return e.Path() + ": " + e.Reason() }
+
+// Path locates the problem in the metadata: "letters[3].custom_data".
+func (e *LetterError) Path() string { return fmt.Sprintf("letters[%d].custom_data", e.Letter) }
+
+// Reason says what is wrong, without the path.
+func (e *LetterError) Reason() string {
 	if e.Key == "" {
-		return fmt.Sprintf("letters[%d].custom_data: the template filled with these values has %d bytes; at most %d are accepted", e.Letter, e.Size, MaxOutput)
+		return fmt.Sprintf("the template filled with these values has %d bytes; at most %d are accepted", e.Size, MaxOutput)
 	}
-	return fmt.Sprintf("letters[%d].custom_data: no key %q for the template's {{%s}}", e.Letter, e.Key, e.Key)
+	return fmt.Sprintf("no key %q for the template's {{%s}}", e.Key, e.Key)
 }
 
 // CheckLetter checks one letter's custom_data (letters[index]) against the
 // template: each key the template uses that data lacks, and values that
 // make the filled text longer than MaxOutput (the link counted at
 // LinkAllowance bytes), is a *LetterError.
-func (t *Template) CheckLetter(index int, data map[string]string) []error {
-	var errs []error
+func (t *Template) CheckLetter(index int, data map[string]string) []*LetterError {
+	var errs []*LetterError
 	for _, k := range t.Missing(data) {
 		errs = append(errs, &LetterError{Letter: index, Key: k})
 	}
@@ -357,7 +364,9 @@ func (t *Template) CheckLetter(index int, data map[string]string) []error {
 func Check(t *Template, letters []map[string]string) []error {
 	var errs []error
 	for i, data := range letters {
-		errs = append(errs, t.CheckLetter(i, data)...)
+		for _, e := range t.CheckLetter(i, data) {
+			errs = append(errs, e)
+		}
 	}
 	return errs
 }

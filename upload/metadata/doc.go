@@ -66,7 +66,8 @@
 //	                             where the address in the envelope window changes
 //	    split_marker    string   extension: a letter starts on each page showing this
 //	                             text (3 to 100 characters); not with split_pages
-//	template            string   body of an SMS or text-only email (markers are passed through unchecked)
+//	template            string   body of an SMS or email; markers {{key}} (a custom_data key), {{link}}
+//	                             (the letter's PDF), {{{{ (a literal "{{"): package delivery/template
 //	sms_from            string   at most 10 characters; see Validate
 //	email_from          string   an email address, display name allowed ("Acme <noreply@acme.com.au>")
 //	email_subj          string   one line
@@ -252,8 +253,13 @@
 //     count that no letter takes, numbered as page_start and page_end:
 //     "statements.pdf": pages 2-6 are in no letter and will not be sent
 //     (at most 10 ranges are listed; not told while there are errors);
-//   - custom_data.password is not empty, and (w) the letter goes by email
-//     or sms;
+//   - custom_data.password is not empty, is at most 127 bytes with no
+//     control characters (what PDF readers take: internal/pdf
+//     CheckPassword), and (w) the letter goes by email or sms;
+//   - the template parses (delivery/template: a malformed marker is a
+//     problem at "template" with its line and column); each letter going
+//     by email or sms has every custom_data key the template uses, and a
+//     PDF when it uses {{link}}; filled, it is at most 1 MiB;
 //   - attachments listed twice (w).
 //
 // Plan resolves each letter: its documents (the letter's own with page

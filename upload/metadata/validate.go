@@ -11,6 +11,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	tpl "github.com/lodge-mail/lodge/delivery/template"
+	"github.com/lodge-mail/lodge/internal/pdf"
 )
 
 // FileInfo describes a document the metadata may reference.
@@ -105,6 +108,8 @@ type resolver struct {
 	// covered holds, per document of known page count, the page ranges
 	// (0-based, inclusive) the letters take from it.
 	covered map[string][][2]int
+	// tmpl is the template, parsed; nil when there is none or it is broken.
+	tmpl *tpl.Template
 }
 
 // entry is one document reference of a letter.
@@ -250,6 +255,13 @@ func (v *resolver) checkPack() {
 	}
 	if p.EmailSubj != nil && strings.ContainsAny(*p.EmailSubj, "\r\n") {
 		v.err("email_subj", "must be a single line")
+	}
+	if p.Template != nil && trimSpace(*p.Template) != "" {
+		if t, err := tpl.Parse(*p.Template); err != nil {
+			v.err("template", err.Error())
+		} else {
+			v.tmpl = t
+		}
 	}
 	if p.SMSFrom != nil {
 		if why := checkSMSFrom(*p.SMSFrom); why != "" {
@@ -778,8 +790,20 @@ func (v *resolver) letter(i int, es []entry) PlannedLetter {
 		switch {
 		case trimSpace(pw) == "":
 			v.err(at+".custom_data.password", "empty password")
+		case pdf.CheckPassword(pw) != "":
+			v.err(at+".custom_data.password", pdf.CheckPassword(pw))
 		case pl.Email == "" && pl.SMS == "":
 			v.warn(at+".custom_data.password", "a password protects a PDF sent by email or SMS; this letter has neither")
+		}
+	}
+	// the template is the body of its email or SMS: every key it uses is
+	// the letter's, and {{link}} needs a PDF to link to
+	if v.tmpl != nil && (pl.Email != "" || pl.SMS != "") {
+		for _, e := range v.tmpl.CheckLetter(i, l.CustomData) {
+			v.err(e.Path(), e.Reason())
+		}
+		if v.tmpl.UsesLink() && len(pl.Documents) == 0 {
+			v.err(at, "the template's {{link}} links to the letter's PDF, but the letter has no document")
 		}
 	}
 

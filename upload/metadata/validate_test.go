@@ -189,6 +189,27 @@ func TestValidate(t *testing.T) {
 	f(`{"letters":[{"email":"a@b.com","custom_data":{"password":" "}},{"postal":"x","custom_data":{"password":"p"}},{"sms":"0412345678","custom_data":{"password":"p"}}]}`, one,
 		"letters[0].custom_data.password: empty password",
 		"letters[1].custom_data.password: warning: a password protects a PDF sent by email or SMS; this letter has neither")
+	f(`{"letters":[{"email":"a@b.com","custom_data":{"password":"`+strings.Repeat("p", 128)+`"}},{"sms":"0412345678","custom_data":{"password":"a\nb"}},{"email":"a@b.com","custom_data":{"password":"`+strings.Repeat("ü", 63)+`"}}]}`, one,
+		"letters[0].custom_data.password: the password has 128 bytes; at most 127 are used by PDF readers",
+		"letters[1].custom_data.password: the password holds a control character (a line break, tab or the like) that cannot be typed")
+	// Templates: the markers' syntax, each key used by the letters that
+	// go by email or SMS, {{link}} only where there is a PDF.
+	f(`{"template":"Dear {{name}}, {{amount}} is due: {{link}}","letters":[{"email":"a@b.com","custom_data":{"name":"Jo","amount":"$5"}},{"email":"a@b.com","custom_data":{"name":"Al"}},{"sms":"0412345678"},{"postal":"x"},{"email":"a@b.com","postal":"y","primary":"postal","custom_data":{"amount":""}}]}`, one,
+		`letters[1].custom_data: no key "amount" for the template's {{amount}}`,
+		`letters[2].custom_data: no key "name" for the template's {{name}}`,
+		`letters[2].custom_data: no key "amount" for the template's {{amount}}`,
+		`letters[4].custom_data: no key "name" for the template's {{name}}`)
+	f(`{"template":"Hi {{name}}: {{link}}","letters":[{"sms":"0412345678","custom_data":{"name":"Jo"}}]}`, meta,
+		"letters[0]: the template's {{link}} links to the letter's PDF, but the letter has no document")
+	f(`{"template":"Hi {{first name}}","letters":[{"sms":"0412345678"}]}`, meta,
+		`template: line 1, column 4: unknown marker (a marker is {{link}} or a custom_data key of letters, digits, '_', '-' and '.') "{{first name}}"`)
+	f(`{"template":"Hi\n{{name","letters":[{"email":"a@b.com"}]}`, one,
+		`template: line 2, column 1: marker not closed by }} on its line "{{name"`)
+	f(`{"template":"{{}} and {{{{literal}}","letters":[{"email":"a@b.com"}]}`, one,
+		`template: line 1, column 1: empty marker "{{}}"`)
+	f(`{"template":"{{{{literal}} {{LINK}}","letters":[{"email":"a@b.com"}]}`, one)
+	f(`{"template":"`+strings.Repeat("{{a}}", 10_001)+`","letters":[{"email":"a@b.com","custom_data":{"a":"x"}}]}`, one,
+		`template: line 1, column 50001: more than 10000 markers (the limit) at "{{a}}"`)
 	// The auto processor's split rules.
 	f(`{"production_options":{"split_pages":2}}`, one)
 	f(`{"production_options":{"split_marker":"Page 1 of"}}`, one)
