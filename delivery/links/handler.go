@@ -101,6 +101,9 @@ func IsPath(path []byte) bool {
 	return bytes.HasPrefix(path, prefixDoc) || bytes.HasPrefix(path, prefixOpen)
 }
 
+// Match is IsPath, as a method (the server's PublicHandler).
+func (h *Handler) Match(path []byte) bool { return IsPath(path) }
+
 // pixel is a 1x1 transparent GIF.
 var pixel = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 

@@ -129,7 +129,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		if links.IsPath(ctx.Path()) {
+		if h.Match(ctx.Path()) {
 			h.Serve(ctx)
 			return
 		}
