@@ -66,6 +66,36 @@ func TestOpened(t *testing.T) {
 	if !strings.Contains(string(b), `"doc_first_opened":"`+at(40).UTC().Format(time.RFC3339)) {
 		t.Fatalf("record %s", b)
 	}
+	// get_letter_status reports them in Unix times, and not at all when
+	// never opened
+	if err := mr.Store().Update([]string{"E1"}, func(tx Tx) error {
+		for i := 0; i < 2; i++ {
+			l, err := tx.Letter("E1", i)
+			if err != nil {
+				return err
+			}
+			l.Reference = []string{"r0", "r1"}[i]
+			tx.PutLetter(l)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	v, _, msg := call(t, mr, "get_letter_status", `{"account":"ABC12345","refs":["r0","r1"]}`, "ABC12345")
+	ls, _ := v["letters"].([]any)
+	if len(ls) != 2 {
+		t.Fatalf("get_letter_status: %v %s", v, msg)
+	}
+	l0, l1 := ls[0].(map[string]any), ls[1].(map[string]any)
+	unixAt := func(min int) float64 { return float64(at(min).Unix()) }
+	for k, want := range map[string]float64{"email_first_opened": unixAt(5), "email_last_opened": unixAt(20), "doc_first_opened": unixAt(30), "doc_last_opened": unixAt(31)} {
+		if l0[k] != want {
+			t.Errorf("letter 0 %s: %v, want %v", k, l0[k], want)
+		}
+	}
+	if _, ok := l1["email_first_opened"]; ok || l1["doc_last_opened"] != unixAt(40) {
+		t.Errorf("letter 1: %v", l1)
+	}
 	if err := mr.Opened("E1", 2, OpenDoc, at(1)); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("no such letter: %v", err)
 	}

@@ -173,6 +173,12 @@ type letterStatus struct {
 	Batch      string   `json:"batch,omitempty"`
 	// Failover: the letter left its electronic channel for post.
 	Failover *failoverJSON `json:"failover,omitempty"`
+	// First and last openings of the email and of the document (Unix
+	// times; absent: never), as the service in the field reports them.
+	EmailFirstOpened *float64 `json:"email_first_opened,omitempty"`
+	EmailLastOpened  *float64 `json:"email_last_opened,omitempty"`
+	DocFirstOpened   *float64 `json:"doc_first_opened,omitempty"`
+	DocLastOpened    *float64 `json:"doc_last_opened,omitempty"`
 }
 
 type failoverJSON struct {
@@ -184,7 +190,9 @@ type failoverJSON struct {
 func statusOf(l *Letter) letterStatus {
 	s := letterStatus{EPID: l.EPID, Ref: l.Reference, Status: l.Status, Idx: l.Idx, ReceivedTS: unix(l.Received),
 		Transport: transports(l.Channels), Price: Dollars(l.Price), DBID: DBID(l.EPID, l.Idx),
-		Hold: l.Hold, HoldReason: l.HoldReason, Address: l.Address, Batch: l.Batch}
+		Hold: l.Hold, HoldReason: l.HoldReason, Address: l.Address, Batch: l.Batch,
+		EmailFirstOpened: unixOrNil(l.EmailFirstOpened), EmailLastOpened: unixOrNil(l.EmailLastOpened),
+		DocFirstOpened: unixOrNil(l.DocFirstOpened), DocLastOpened: unixOrNil(l.DocLastOpened)}
 	if l.Status == Lodged {
 		s.LodgedTS = unixOrNil(l.Time(Lodged))
 	}

@@ -37,6 +37,8 @@ const (
 		`"price":{"type":"number","description":"The letter's price in dollars (0 until it is checked)"},` +
 		`"dbid":{"type":"integer","description":"The letter's stable numeric identifier"},` +
 		`"lodged_ts":{"type":"number","description":"Unix time the letter was handed to the postal service"},` +
+		`"email_first_opened":{"type":"number","description":"Unix time the email's tracking image was first fetched"},"email_last_opened":{"type":"number","description":"Unix time it was last fetched (recorded once a minute at most)"},` +
+		`"doc_first_opened":{"type":"number","description":"Unix time the link to the letter's PDF was first followed"},"doc_last_opened":{"type":"number","description":"Unix time it was last followed (recorded once a minute at most)"},` +
 		`"hold":{"type":"string","enum":["customer","address","window","document","channel"]},"hold_reason":{"type":"string"},` +
 		`"address":{"type":"object","description":"The postal address's verdict"},"batch":{"type":"string","description":"The print batch"}}}}}}},` +
 		paramErrors + `}`
