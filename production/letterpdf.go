@@ -39,6 +39,9 @@ import (
 // password (pdf.CheckPassword) is the letter's; other errors are the
 // server's and worth a retry.
 func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeline.Letter, password string) (string, error) {
+	if !plainEPID(m.EPID) || l.Idx < 0 {
+		return "", fmt.Errorf("letter %d of mailing %q: not a name for a file", l.Idx, m.EPID)
+	}
 	dir := filepath.Join(p.cfg.WorkDir, "letters", m.EPID)
 	final := filepath.Join(dir, strconv.Itoa(l.Idx)+".pdf")
 	unlock := p.lockLetter(m.EPID, l.Idx)
@@ -83,13 +86,43 @@ func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeli
 	return final, nil
 }
 
+// ExistingLetterPDF returns the path of a letter's PDF when LetterPDF
+// has made it, without making it: what a link serves once the letter's
+// password is no longer kept (making it then would give a PDF without
+// the password).
+func (p *Producer) ExistingLetterPDF(epid string, idx int) (string, bool) {
+	if !plainEPID(epid) || idx < 0 {
+		return "", false
+	}
+	path := filepath.Join(p.cfg.WorkDir, "letters", epid, strconv.Itoa(idx)+".pdf")
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return path, true
+}
+
 // RemoveLetterPDFs deletes the letters' PDFs of a mailing (when its
 // documents are purged).
 func (p *Producer) RemoveLetterPDFs(epid string) error {
-	if epid == "" || filepath.Base(epid) != epid {
+	if !plainEPID(epid) {
 		return fmt.Errorf("bad EPID %q", epid)
 	}
 	return os.RemoveAll(filepath.Join(p.cfg.WorkDir, "letters", epid))
+}
+
+// plainEPID reports whether an EPID can name a folder: 1 to 64 letters,
+// digits, '-' or '_' (never "..", never a path).
+func plainEPID(epid string) bool {
+	if epid == "" || len(epid) > 64 {
+		return false
+	}
+	for i := 0; i < len(epid); i++ {
+		c := epid[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // letterLocks serialise LetterPDF for one letter (the send stage and a

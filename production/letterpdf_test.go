@@ -107,6 +107,17 @@ func TestLetterPDF(t *testing.T) {
 		t.Errorf("masked page reads %q", got)
 	}
 
+	if got, ok := p.ExistingLetterPDF("EPIDELEC", 0); !ok || got != path {
+		t.Fatalf("ExistingLetterPDF of a letter made: %s %v", got, ok)
+	}
+	for _, bad := range []struct {
+		epid string
+		idx  int
+	}{{"EPIDELEC", 5}, {"OTHER", 0}, {"", 0}, {"..", 0}, {"EPIDELEC/../EPIDELEC", 0}, {"EPIDELEC", -1}} {
+		if got, ok := p.ExistingLetterPDF(bad.epid, bad.idx); ok {
+			t.Fatalf("ExistingLetterPDF(%q, %d): %s", bad.epid, bad.idx, got)
+		}
+	}
 	// written once: a second call, with a password now, gives the same
 	// file unchanged
 	before, _ := os.ReadFile(path)
@@ -131,6 +142,11 @@ func TestLetterPDF(t *testing.T) {
 	names, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(names) != 3 {
 		t.Fatalf("left in the folder: %q", names)
+	}
+	for _, bad := range []string{"", ".", "..", "../x", "a/b"} {
+		if err := p.RemoveLetterPDFs(bad); err == nil {
+			t.Fatalf("RemoveLetterPDFs(%q) took it", bad)
+		}
 	}
 	if err := p.RemoveLetterPDFs("EPIDELEC"); err != nil {
 		t.Fatal(err)
