@@ -386,22 +386,19 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 	}
 }
 
+// publish makes s the session Submits use, unless it is over already.
+// Under c.mu, as fail's withdrawal is: a dead session is never the
+// published one, so Submits do not spin on it.
 func (c *Client) publish(s *session) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.isDead() {
+		return
+	}
 	c.sess, c.lastErr = s, nil
 	close(c.ready)
-	c.mu.Unlock()
 	c.m.binds.Inc()
 	c.log.Info("smpp bound", "system_id", c.cfg.SystemID)
-}
-
-func (c *Client) unpublish(s *session, err error) {
-	c.mu.Lock()
-	if c.sess == s {
-		c.sess, c.lastErr = nil, err
-		c.ready = make(chan struct{})
-	}
-	c.mu.Unlock()
 }
 
 func (c *Client) setLastErr(err error) {
@@ -585,15 +582,32 @@ func (s *session) isDead() bool {
 // fail ends the session: in-flight calls fail with ErrConnLost.
 func (s *session) fail(err error) {
 	s.once.Do(func() {
+		c := s.c
+		c.mu.Lock()
 		s.err = err
 		close(s.dead)
+		if c.sess == s {
+			c.sess, c.lastErr = nil, err
+			c.ready = make(chan struct{})
+		}
+		c.mu.Unlock()
 		s.conn.Close()
-		s.c.unpublish(s, err)
-		if !errors.Is(err, ErrClosed) {
-			s.c.m.drops.Inc()
-			s.c.log.Warn("smpp session lost", "err", err)
+		select {
+		case <-c.closing:
+			c.log.Debug("smpp session closed", "err", err)
+		default:
+			c.m.drops.Inc()
+			c.log.Warn("smpp session lost", "err", err)
 		}
 	})
+}
+
+// lost is err as a connection loss.
+func lost(err error) error {
+	if errors.Is(err, ErrConnLost) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrConnLost, err)
 }
 
 // write sends one PDU; a failed write ends the session.
@@ -628,7 +642,7 @@ func (s *session) call(id CommandID, body Body) (*call, error) {
 	s.mu.Lock()
 	if s.isDead() {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: %w", ErrConnLost, s.err)
+		return nil, lost(s.err)
 	}
 	s.pending[cl.seq] = cl.ch
 	s.mu.Unlock()
@@ -660,7 +674,7 @@ func (cl *call) wait(ctx context.Context) (*PDU, error) {
 			return p, nil
 		default:
 		}
-		return nil, fmt.Errorf("%w: %w", ErrConnLost, cl.s.err)
+		return nil, lost(cl.s.err)
 	case <-t.C:
 		cl.s.forget(cl.seq)
 		return nil, fmt.Errorf("%w: no response to %s within %s", ErrTimeout, cl.id, cl.s.c.cfg.ResponseTimeout)

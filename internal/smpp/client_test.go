@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -353,5 +352,3 @@ func TestServerKilledMidStream(t *testing.T) {
 	}
 	t.Logf("%d temporary failures retried", temporary.Load())
 }
-
-var _ = io.EOF

@@ -211,7 +211,11 @@ type MalformedError struct {
 }
 
 func (e *MalformedError) Error() string {
-	return fmt.Sprintf("smpp: malformed %s: %s at offset %d: %s", e.Command, e.Field, e.Offset, e.Reason)
+	what := "PDU" // its command_length is wrong: its command_id was not read
+	if e.Command != 0 {
+		what = e.Command.String()
+	}
+	return fmt.Sprintf("smpp: malformed %s: %s at offset %d: %s", what, e.Field, e.Offset, e.Reason)
 }
 
 func (e *MalformedError) Is(target error) bool { return target == ErrMalformed }
