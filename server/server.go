@@ -104,6 +104,16 @@ type Config struct {
 	// Methods are further JSON-RPC methods (the upload interface's status
 	// queries) served beside addr_check.
 	Methods map[string]rpc.Documented
+	// Public serves paths that need no credentials because their URL is
+	// one (the signed links to letters' PDFs and the tracking image of
+	// emails, delivery/links): Match says which. nil for none.
+	Public PublicHandler
+}
+
+// PublicHandler serves paths whose URL carries its own authority.
+type PublicHandler interface {
+	Match(path []byte) bool
+	Serve(ctx *fasthttp.RequestCtx)
 }
 
 func (c Config) withDefaults() Config {
@@ -424,6 +434,8 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.handleRPC(ctx)
 	case s.cfg.Upload != nil && upload.IsUploadPath(path):
 		s.handleUpload(ctx)
+	case s.cfg.Public != nil && s.cfg.Public.Match(path):
+		s.cfg.Public.Serve(ctx)
 	default:
 		ctx.Error("not found\n", fasthttp.StatusNotFound)
 	}

@@ -17,9 +17,13 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/delivery"
+	"github.com/lodge-mail/lodge/delivery/email"
+	"github.com/lodge-mail/lodge/delivery/links"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/extraction"
 	"github.com/lodge-mail/lodge/internal/adminsock"
+	"github.com/lodge-mail/lodge/internal/smpp"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/printroom"
 	"github.com/lodge-mail/lodge/production"
@@ -56,6 +60,18 @@ func runServe(ctx context.Context, args []string) error {
 	minFree := fs.Int64("min-free-bytes", 1<<30, "disk space an upload must leave free in the data directory (HTTP 503 with Retry-After when it would not)")
 	debugAddr := fs.String("debug-addr", "", "serve Go's pprof profiles on this address (for example 127.0.0.1:6060); empty for none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	smtpURL := fs.String("smtp", "", "send email (and fax) through this SMTP server: smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465; empty: no email")
+	smtpPool := fs.Int("smtp-pool", 0, "SMTP connections kept open (0: 4)")
+	emailFrom := fs.String("email-from", "", "the From of emails whose mailing has no email_from, and of confirmation emails")
+	dkimDomain := fs.String("dkim-domain", "", "sign emails with DKIM for this domain (with -dkim-selector and -dkim-key)")
+	dkimSelector := fs.String("dkim-selector", "", "the DKIM selector")
+	dkimKey := fs.String("dkim-key", "", "the DKIM private key (PEM)")
+	smppURL := fs.String("smpp", "", "send SMS through this SMPP 3.4 server: smpp://system_id:password@host:2775; empty: no SMS")
+	smsFrom := fs.String("sms-from", "", "the sender of SMS whose mailing has no sms_from (empty: the SMSC's default)")
+	faxDomain := fs.String("fax-gateway-domain", "", "send faxes as email to <number>@this domain (an email-to-fax gateway; needs -smtp)")
+	bounceAddr := fs.String("bounce-addr", "", "take bounces (delivery status notifications) by SMTP on this address, e.g. :2525; needs -bounce-domain")
+	bounceDomain := fs.String("bounce-domain", "", "the domain of the VERP return paths (bounce+<letter>@domain) whose mail -bounce-addr takes")
+	publicURL := fs.String("public-url", "", "the HTTPS address lodge is reached at from outside, e.g. https://mail.example.com.au: links to letters' PDFs and email tracking start with it (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -140,6 +156,44 @@ func runServe(ctx context.Context, args []string) error {
 	if window == 0 {
 		window = -1 // none (the Config's zero is its default)
 	}
+	// electronic delivery: email, fax, SMS, confirmations
+	var dcfg delivery.Config
+	dcfg.FaxDomain, dcfg.From, dcfg.SMSFrom, dcfg.BounceDomain, dcfg.LinkBase = *faxDomain, *emailFrom, *smsFrom, *bounceDomain, *publicURL
+	dcfg.PDF, dcfg.DocumentError = producer.LetterPDF, production.DocumentError
+	if h, _ := os.Hostname(); strings.Contains(h, ".") {
+		dcfg.Host = h
+	}
+	if *smtpURL != "" {
+		mailer, err := email.New(email.Config{URL: *smtpURL, Pool: *smtpPool, Metrics: mailroomMetrics, Log: log,
+			DKIM: email.DKIM{Domain: *dkimDomain, Selector: *dkimSelector, KeyPath: *dkimKey}})
+		if err != nil {
+			return fmt.Errorf("-smtp: %w", err)
+		}
+		defer mailer.Close()
+		dcfg.Mailer = mailer
+	}
+	var sms *smpp.Client
+	if *smppURL != "" {
+		scfg, err := smpp.ParseURL(*smppURL)
+		if err != nil {
+			return fmt.Errorf("-smpp: %w", err)
+		}
+		scfg.Log = log
+		if sms, err = smpp.Dial(ctx, scfg); err != nil {
+			return fmt.Errorf("-smpp: %w", err)
+		}
+		defer sms.Close()
+		dcfg.SMS = sms
+	}
+	linkKey, err := links.LoadOrCreateKey(filepath.Join(rf.dataDir, "links.key"))
+	if err != nil {
+		return err
+	}
+	dcfg.LinkKey = linkKey
+	var confirmer pipeline.Confirmer // stays nil without a mailer
+	if c := delivery.Confirmer(dcfg); c != nil {
+		confirmer = c
+	}
 	mailroom := pipeline.New(mailroomStore, producer, pipeline.Config{
 		CancelWindow: window,
 		Window:       accounts.CancelWindow,
@@ -153,6 +207,8 @@ func runServe(ctx context.Context, args []string) error {
 		// the auto processor: letters read out of documents uploaded
 		// without metadata letters
 		Extractor: extraction.New(extraction.Config{PDF: producer.PDF, DocumentError: production.DocumentError, Metrics: mailroomMetrics}, log),
+		Senders:   delivery.Senders(dcfg),
+		Confirmer: confirmer,
 		Metrics:   mailroomMetrics,
 	}, log)
 	// The account, user, key, print and invoice commands reach the stores
@@ -176,11 +232,27 @@ func runServe(ctx context.Context, args []string) error {
 	go func() { defer wg.Done(); upload.RunJanitor(workers, uploads, time.Minute, log) }()
 	go func() { defer wg.Done(); mailroom.Run(workers) }()
 	defer func() { stopWorkers(); wg.Wait() }()
+	if sms != nil {
+		// delivery receipts: Delivered, or a failover to post
+		go delivery.TakeReceipts(workers, sms.Receipts(), mailroom, log)
+	}
+	if *bounceAddr != "" {
+		stopBounces, err := delivery.ServeBounces(*bounceAddr, *bounceDomain, mailroom, mailroomMetrics, log)
+		if err != nil {
+			return fmt.Errorf("-bounce-addr: %w", err)
+		}
+		defer stopBounces()
+	}
+	linkHandler, err := links.New(links.Config{Key: linkKey, Store: delivery.LinkStore{Mailroom: mailroom, PDF: producer.LetterPDF, Existing: producer.ExistingLetterPDF, DocumentError: production.DocumentError}, Log: log, Metrics: mailroomMetrics})
+	if err != nil {
+		return err
+	}
 	methods := mailroom.Methods()
 	methods["recent_uploads"] = rpc.Documented{Handle: lodger.RecentUploads, Doc: upload.RecentUploadsDoc}
 
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
+		Public:  delivery.PublicLinks{Handler: linkHandler},
 		Methods: methods,
 		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns,
