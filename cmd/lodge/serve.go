@@ -198,7 +198,12 @@ func runServe(ctx context.Context, args []string) error {
 		CancelWindow: window,
 		Window:       accounts.CancelWindow,
 		Retention:    *retention,
-		Purge:        uploads.PurgeMailing,
+		Purge: func(epid string) error { // the documents, and the PDFs made of its letters for email and links
+			if err := uploads.PurgeMailing(epid); err != nil {
+				return err
+			}
+			return producer.RemoveLetterPDFs(epid)
+		},
 		CheckAddress: func(lines []string) pipeline.Verdict {
 			r := eng.Check(lines, false)
 			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
