@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -351,4 +352,33 @@ func TestServerKilledMidStream(t *testing.T) {
 		t.Fatalf("%d binds", binds)
 	}
 	t.Logf("%d temporary failures retried", temporary.Load())
+}
+
+// BenchmarkSubmit: one-part messages to the npm server from 64
+// goroutines, with a window of 1 and of 10 (bench/smsbench reports the
+// ratio, and over a simulated network latency).
+func BenchmarkSubmit(b *testing.B) {
+	srv := smpptest.Start(b)
+	for _, window := range []int{1, 10} {
+		b.Run(fmt.Sprint("window=", window), func(b *testing.B) {
+			cfg := srv.Config()
+			cfg.Window, cfg.Log = window, quiet
+			c, err := smpp.Dial(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			b.SetParallelism(64 / max(1, runtime.GOMAXPROCS(0)))
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Submit(context.Background(), smpp.Message{To: toOK, Text: "Your letter is ready."}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "parts/s")
+		})
+	}
 }

@@ -45,20 +45,36 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/lodge-mail/lodge/internal/smpp"
 	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
+// T is what the package needs of a test: testing.TB has it, and so can
+// a program that is not a test (bench/smsbench).
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Logf(format string, args ...any)
+	Fatal(args ...any)
+	Cleanup(func())
+	TempDir() string
+	Failed() bool
+}
+
 // Options configure a server; the zero value is system_id "lodge",
-// password "secret", and no enquire_link from the server.
+// password "secret", no enquire_link from the server and answers at
+// once.
 type Options struct {
 	SystemID, Password string
 	// EnquireLink, when set, has the server send enquire_link that
 	// often once a client is bound (their answers are recorded).
 	EnquireLink time.Duration
+	// SubmitDelay, when set, delays each submit_sm's answer (recorded
+	// at once): the latency of an SMSC across a network.
+	SubmitDelay time.Duration
 }
 
 // Server is a running npm smpp server.
@@ -67,7 +83,7 @@ type Server struct {
 	Addr               string
 	SystemID, Password string
 
-	t           testing.TB
+	t           T
 	opts        Options
 	ln          *net.TCPListener
 	records     string
@@ -83,10 +99,10 @@ type Server struct {
 
 // Start starts a server with the default Options; it is stopped at the
 // test's cleanup.
-func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
+func Start(t T) *Server { return StartWith(t, Options{}) }
 
 // StartWith starts a server with o.
-func StartWith(t testing.TB, o Options) *Server {
+func StartWith(t T, o Options) *Server {
 	t.Helper()
 	if o.SystemID == "" {
 		o.SystemID = "lodge"
@@ -133,7 +149,7 @@ func (s *Server) Config() smpp.Config {
 
 // Restart starts the server if it is not running (Start has, Kill
 // stops it); the records of the previous process are kept.
-func (s *Server) Restart(t testing.TB) {
+func (s *Server) Restart(t T) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,6 +168,9 @@ func (s *Server) Restart(t testing.TB) {
 	args := []string{s.script, "--records", s.records, "--system-id", s.SystemID, "--password", s.Password, "--fd", "3"}
 	if s.opts.EnquireLink > 0 {
 		args = append(args, "--enquire-link-ms", fmt.Sprint(s.opts.EnquireLink.Milliseconds()))
+	}
+	if s.opts.SubmitDelay > 0 {
+		args = append(args, "--submit-delay-ms", fmt.Sprint(s.opts.SubmitDelay.Milliseconds()))
 	}
 	cmd := exec.Command(s.node, args...)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+s.nodeModules)
@@ -196,7 +215,7 @@ func (s *Server) Restart(t testing.TB) {
 
 // Kill stops the server with SIGKILL, mid-stream: its connections drop,
 // nothing is answered until Restart.
-func (s *Server) Kill(t testing.TB) {
+func (s *Server) Kill(t T) {
 	t.Helper()
 	s.stop(syscall.SIGKILL)
 }
@@ -278,7 +297,7 @@ func (r Record) TLV(tag uint16) ([]byte, bool) {
 
 // Records returns every event recorded so far, in order (a line the
 // server is writing is left for the next call).
-func (s *Server) Records(t testing.TB) []Record {
+func (s *Server) Records(t T) []Record {
 	t.Helper()
 	b, err := os.ReadFile(s.records)
 	if err != nil {
@@ -304,7 +323,7 @@ func (s *Server) Records(t testing.TB) []Record {
 }
 
 // Submits returns the submit_sm recorded so far.
-func (s *Server) Submits(t testing.TB) []Record {
+func (s *Server) Submits(t T) []Record {
 	t.Helper()
 	return Kind(s.Records(t), "submit_sm")
 }
@@ -322,7 +341,7 @@ func Kind(rs []Record, kind string) []Record {
 
 // WaitFor waits until cond holds for the records, and returns them; it
 // fails the test, naming what, after a minute.
-func (s *Server) WaitFor(t testing.TB, what string, cond func([]Record) bool) []Record {
+func (s *Server) WaitFor(t T, what string, cond func([]Record) bool) []Record {
 	t.Helper()
 	var rs []Record
 	testenv.WaitFor(t, func() bool { rs = s.Records(t); return cond(rs) }, func() string {
@@ -344,7 +363,7 @@ type Message struct {
 // source, destination, reference and count) are joined when all are
 // there, the last accepted copy of a part sent again counting. Messages
 // are in the order of their first part.
-func (s *Server) Messages(t testing.TB) []Message {
+func (s *Server) Messages(t T) []Message {
 	t.Helper()
 	msgs, err := Reassemble(s.Submits(t))
 	if err != nil {
@@ -355,7 +374,7 @@ func (s *Server) Messages(t testing.TB) []Message {
 
 // WaitMessages waits until at least n messages are whole and returns
 // them all.
-func (s *Server) WaitMessages(t testing.TB, n int) []Message {
+func (s *Server) WaitMessages(t T, n int) []Message {
 	t.Helper()
 	var msgs []Message
 	s.WaitFor(t, fmt.Sprintf("%d whole messages", n), func(rs []Record) bool {
@@ -436,7 +455,7 @@ func Reassemble(submits []Record) ([]Message, error) {
 
 // install installs the pinned npm packages once per lock file and
 // returns their node_modules folder.
-func install(t testing.TB, npmDir string) string {
+func install(t T, npmDir string) string {
 	t.Helper()
 	pkg, err := os.ReadFile(filepath.Join(npmDir, "package.json"))
 	if err != nil {

@@ -3,7 +3,7 @@
 // runs this script with NODE_PATH set to its node_modules).
 //
 //   node server.js --records FILE --system-id ID --password PW
-//                  [--fd N] [--enquire-link-ms MS]
+//                  [--fd N] [--enquire-link-ms MS] [--submit-delay-ms MS]
 //
 // It listens on the inherited socket N (the Go helper binds 127.0.0.1:0
 // and passes it, so a restarted server keeps the address) or else on
@@ -13,7 +13,8 @@
 // It takes bind_transceiver with that system_id and password (else
 // ESME_RINVSYSID or ESME_RINVPASWD), answers enquire_link and unbind,
 // sends an enquire_link every MS milliseconds when asked, and answers
-// submit_sm with a message id, reassembling nothing. Every event is one
+// submit_sm with a message id, reassembling nothing (MS milliseconds
+// later when --submit-delay-ms is set: a distant SMSC's latency). Every event is one
 // JSON line appended to FILE before the answer is sent (so a client that
 // has the answer finds the line): kind "bind", "submit_sm" (the fields
 // read from the PDU's own bytes: short_message and TLV values in hex),
@@ -40,7 +41,7 @@ const args = {};
 for (let i = 2; i < process.argv.length; i += 2) {
 	const k = process.argv[i], v = process.argv[i + 1];
 	if (!k.startsWith('--') || v === undefined) {
-		console.error('usage: node server.js --records FILE --system-id ID --password PW [--fd N] [--enquire-link-ms MS]');
+		console.error('usage: node server.js --records FILE --system-id ID --password PW [--fd N] [--enquire-link-ms MS] [--submit-delay-ms MS]');
 		process.exit(2);
 	}
 	args[k.slice(2)] = v;
@@ -179,7 +180,7 @@ const server = smpp.createServer(function (session) {
 		r.kind = 'submit_sm';
 		r.seq = pdu.sequence_number;
 		r.status = 0;
-		let answer = true, receiptState = 2, receiptStat = 'DELIVRD', receiptErr = '000';
+		let answered = true;
 		if (!bound) {
 			r.status = smpp.ESME_RINVBNDSTS;
 		} else {
@@ -194,45 +195,53 @@ const server = smpp.createServer(function (session) {
 				}
 				break;
 			case '61400000003':
-				answer = false;
-				break;
-			case '61400000004':
-				receiptState = 5;
-				receiptStat = 'UNDELIV';
-				receiptErr = '001';
+				answered = false;
 				break;
 			case '61400000005':
 				r.status = smpp.ESME_RSYSERR;
 				break;
 			}
 		}
-		if (answer && r.status === 0) {
+		if (answered && r.status === 0) {
 			r.message_id = tag + '-' + (++lastID).toString(16);
 		}
 		record(r);
-		if (!answer) {
+		if (!answered) {
 			return;
 		}
-		if (r.status) {
-			session.send(pdu.response({command_status: r.status}));
-			return;
-		}
-		session.send(pdu.response({message_id: r.message_id}));
-		if (r.registered_delivery & 1) {
-			const now = smscDate(new Date());
-			const text = 'id:' + r.message_id + ' sub:001 dlvrd:' + (receiptState === 2 ? '001' : '000') +
-				' submit date:' + now + ' done date:' + now + ' stat:' + receiptStat + ' err:' + receiptErr + ' text:';
-			session.deliver_sm({
-				source_addr_ton: r.dest_addr_ton, source_addr_npi: r.dest_addr_npi, source_addr: r.destination_addr,
-				dest_addr_ton: r.source_addr_ton, dest_addr_npi: r.source_addr_npi, destination_addr: r.source_addr,
-				esm_class: 0x04,
-				short_message: Buffer.from(text, 'latin1'),
-				receipted_message_id: r.message_id,
-				message_state: receiptState,
-			});
+		const delay = Number(args['submit-delay-ms'] || 0);
+		if (delay > 0) {
+			setTimeout(function () { answer(session, pdu, r); }, delay);
+		} else {
+			answer(session, pdu, r);
 		}
 	});
 });
+
+// answer answers a submit_sm, then sends its receipt when asked.
+function answer(session, pdu, r) {
+	if (r.status) {
+		session.send(pdu.response({command_status: r.status}));
+		return;
+	}
+	session.send(pdu.response({message_id: r.message_id}));
+	if (!(r.registered_delivery & 1)) {
+		return;
+	}
+	const undelivered = r.destination_addr === '61400000004';
+	const now = smscDate(new Date());
+	const text = 'id:' + r.message_id + ' sub:001 dlvrd:' + (undelivered ? '000' : '001') +
+		' submit date:' + now + ' done date:' + now + ' stat:' + (undelivered ? 'UNDELIV' : 'DELIVRD') +
+		' err:' + (undelivered ? '001' : '000') + ' text:';
+	session.deliver_sm({
+		source_addr_ton: r.dest_addr_ton, source_addr_npi: r.dest_addr_npi, source_addr: r.destination_addr,
+		dest_addr_ton: r.source_addr_ton, dest_addr_npi: r.source_addr_npi, destination_addr: r.source_addr,
+		esm_class: 0x04,
+		short_message: Buffer.from(text, 'latin1'),
+		receipted_message_id: r.message_id,
+		message_state: undelivered ? 5 : 2,
+	});
+}
 
 server.on('error', function (e) {
 	console.error('server.js: ' + e.message);
