@@ -342,28 +342,30 @@ func postalLines(raw json.RawMessage) ([]string, bool) {
 
 // mailingLetter is a letter as get_mailing lists it.
 type mailingLetter struct {
-	Idx         int         `json:"idx"`
-	Ref         string      `json:"ref,omitempty"`
-	Status      string      `json:"status"`
-	Hold        string      `json:"hold,omitempty"`
-	HoldReason  string      `json:"hold_reason,omitempty"`
-	Channels    []string    `json:"channels"`
-	Postal      []string    `json:"postal,omitempty"`
-	Email       string      `json:"email,omitempty"`
-	SMS         string      `json:"sms,omitempty"`
-	Fax         string      `json:"fax,omitempty"`
-	Verdict     *Verdict    `json:"verdict,omitempty"`
-	Unaddressed bool        `json:"unaddressed,omitempty"`
-	Masks       []Area      `json:"masks,omitempty"`
-	Documents   []DocPart   `json:"documents,omitempty"`
-	Pages       int         `json:"pages"`
-	Sheets      int         `json:"sheets"`
-	Envelope    string      `json:"envelope,omitempty"`
-	Postage     string      `json:"postage,omitempty"`
-	Price       float64     `json:"price"`
-	Batch       string      `json:"batch,omitempty"`
-	DBID        int64       `json:"dbid"`
-	Events      []eventJSON `json:"events"`
+	Idx         int           `json:"idx"`
+	Ref         string        `json:"ref,omitempty"`
+	Status      string        `json:"status"`
+	Hold        string        `json:"hold,omitempty"`
+	HoldReason  string        `json:"hold_reason,omitempty"`
+	Channels    []string      `json:"channels"`
+	Postal      []string      `json:"postal,omitempty"`
+	Email       string        `json:"email,omitempty"`
+	SMS         string        `json:"sms,omitempty"`
+	Fax         string        `json:"fax,omitempty"`
+	Verdict     *Verdict      `json:"verdict,omitempty"`
+	Unaddressed bool          `json:"unaddressed,omitempty"`
+	Masks       []Area        `json:"masks,omitempty"`
+	Send        *Send         `json:"send,omitempty"`
+	Failover    *failoverJSON `json:"failover,omitempty"`
+	Documents   []DocPart     `json:"documents,omitempty"`
+	Pages       int           `json:"pages"`
+	Sheets      int           `json:"sheets"`
+	Envelope    string        `json:"envelope,omitempty"`
+	Postage     string        `json:"postage,omitempty"`
+	Price       float64       `json:"price"`
+	Batch       string        `json:"batch,omitempty"`
+	DBID        int64         `json:"dbid"`
+	Events      []eventJSON   `json:"events"`
 }
 
 type eventJSON struct {
@@ -429,13 +431,14 @@ func (mr *Mailroom) rpcMailing(dst, params []byte, p rpc.Principal) ([]byte, int
 		Production Production      `json:"production"`
 		Files      []fileJSON      `json:"files"`
 		Purged     bool            `json:"documents_deleted,omitempty"`
+		Confirm    []Confirmation  `json:"confirmations,omitempty"`
 		Total      int             `json:"letters_total"`
 		Counts     map[string]int  `json:"counts"`
 		Letters    []mailingLetter `json:"letters"`
 		Next       *int            `json:"next"`
 	}{EPID: m.EPID, Account: m.Account, User: m.User, Title: m.Title, Department: m.Department, PO: m.PurchaseOrder,
 		CreatedTS: unix(m.Created), ReleaseTS: unix(m.ReleaseAt), CustHold: m.CustHold, Auto: m.Auto, Settings: m.Settings,
-		Production: m.Production, Files: []fileJSON{}, Purged: m.Purged, Total: m.Letters, Counts: counts,
+		Production: m.Production, Files: []fileJSON{}, Purged: m.Purged, Confirm: m.Confirmations, Total: m.Letters, Counts: counts,
 		Letters: make([]mailingLetter, 0, len(ls))}
 	for _, f := range m.Files {
 		out.Files = append(out.Files, fileJSON{f.Name, f.Kind, f.Pages})
@@ -444,10 +447,13 @@ func (mr *Mailroom) rpcMailing(dst, params []byte, p rpc.Principal) ([]byte, int
 		l := &ls[i]
 		ml := mailingLetter{Idx: l.Idx, Ref: l.Reference, Status: l.Status, Hold: l.Hold, HoldReason: l.HoldReason,
 			Channels: l.Channels, Postal: l.Postal, Email: l.Email, SMS: l.SMS, Fax: l.Fax, Verdict: l.Address,
-			Unaddressed: l.Unaddressed, Masks: l.Masks, Documents: l.Documents, Pages: l.Pages, Sheets: l.Sheets, Envelope: l.Envelope,
+			Unaddressed: l.Unaddressed, Masks: l.Masks, Send: l.Send, Documents: l.Documents, Pages: l.Pages, Sheets: l.Sheets, Envelope: l.Envelope,
 			Postage: l.Postage, Price: Dollars(l.Price), Batch: l.Batch, DBID: DBID(l.EPID, l.Idx), Events: make([]eventJSON, len(l.Events))}
 		for j, e := range l.Events {
 			ml.Events[j] = eventJSON{TS: unix(e.Time), Time: e.Time.UTC().Format(time.RFC3339), Event: e.Event, Detail: e.Detail}
+		}
+		if f := l.Failover; f != nil {
+			ml.Failover = &failoverJSON{From: Transport(f.From), Reason: f.Reason, TS: unix(f.Time)}
 		}
 		out.Letters = append(out.Letters, ml)
 	}

@@ -69,7 +69,7 @@ const (
 		`"epid":{"type":"string"},"created_ts":{"type":"number"},"cancellable_until_ts":{"type":"number","description":"End of the cancellation window"},` +
 		`"settings":{"type":"object","description":"The mailing attributes, after profiles"},"production":{"type":"object"},"files":{"type":"array"},` +
 		`"letters_total":{"type":"integer"},"counts":{"type":"object","description":"Letters per status"},` +
-		`"letters":{"type":"array","items":{"type":"object","description":"idx, ref, status, hold, hold_reason, channels, postal (as given), email, sms, fax, verdict, unaddressed, masks ([{x, y, w, h}] in mm from the top-left of the first page: the auto processor's ref:, email:, fax:, sms: lines, painted white in print), documents, pages, sheets, envelope, postage, price, batch, dbid, events [{ts, time, event, detail}]"}},` +
+		`"letters":{"type":"array","items":{"type":"object","description":"idx, ref, status, hold, hold_reason, channels, postal (as given), email, sms, fax, verdict, unaddressed, send ({channel, id, attempts, started, done, detail}: an email, SMS or fax send), failover ({from, reason, ts}), masks ([{x, y, w, h}] in mm from the top-left of the first page: the auto processor's ref:, email:, fax:, sms: lines, painted white in print), documents, pages, sheets, envelope, postage, price, batch, dbid, events [{ts, time, event, detail}]"}},` +
 		`"next":{"type":["integer","null"],"description":"from of the next page; null after the last"}}}},` +
 		paramErrors + `}`
 )
