@@ -96,6 +96,9 @@ func sendID(l *Letter) string {
 // finishes: a 100,000-letter mailing is sent in bounded memory.
 const sendChunk = 256
 
+// sendPage is how many letter records the send stage reads at a time.
+const sendPage = 1000
+
 type sendResult struct {
 	idx     int
 	detail  string
@@ -122,17 +125,24 @@ func (mr *Mailroom) send(ctx context.Context, job Job) error {
 	if now.Before(m.ReleaseAt) {
 		return mr.store.Update([]string{epid}, func(tx Tx) error { tx.Retry(job, m.ReleaseAt, ""); return nil })
 	}
-	all, err := mr.store.Letters(epid, 0, 0)
-	if err != nil {
-		return err
-	}
+	// the letters to send, read a page at a time: a mailing of 100,000
+	// holds their indexes, not their records
 	var todo []int
-	for i := range all {
-		if l := &all[i]; l.Status == Received && mr.electronic(l) || l.Status == Processing && l.Send != nil && l.Send.Done.IsZero() {
-			todo = append(todo, l.Idx)
+	for from := 0; ; {
+		page, err := mr.store.Letters(epid, from, sendPage)
+		if err != nil {
+			return err
 		}
+		for i := range page {
+			if l := &page[i]; l.Status == Received && mr.electronic(l) || l.Status == Processing && l.Send != nil && l.Send.Done.IsZero() {
+				todo = append(todo, l.Idx)
+			}
+		}
+		if len(page) < sendPage {
+			break
+		}
+		from += len(page)
 	}
-	all = nil
 	temporary := 0
 	for len(todo) > 0 {
 		chunk := todo[:min(sendChunk, len(todo))]
