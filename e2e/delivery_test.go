@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/smtp"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,7 +26,7 @@ func deliveryInstance(t *testing.T, mp *mailpittest.Server, sms *smpptest.Server
 	t.Helper()
 	in := start(t, "-cancel-window", "0s", "-smtp", mp.URL(), "-email-from", "lodge <noreply@lodge.example>",
 		"-smpp", sms.URL(), "-sms-from", "61400000000", "-fax-gateway-domain", "fax.example.com",
-		"-public-url", "https://lodge.test")
+		"-public-url", "https://lodge.test", "-bounce-addr", "127.0.0.1:0", "-bounce-domain", "bounces.lodge.test")
 	if out, err := lodge(t, "", "account", "sender", "add", "DEM00001", "-email", "acme.com.au", "-data-dir", in.dataDir); err != nil {
 		t.Fatalf("sender add: %v\n%s", err, out)
 	}
@@ -191,6 +193,38 @@ func TestElectronicDelivery(t *testing.T) {
 	code2, out := in.curl(in.url+"/publicinterface/failovers.json?account=DEM00001", "-H", "Authorization: Bearer "+in.key)
 	if code2 != 200 || !strings.Contains(out, `"reference":"C-failover"`) {
 		t.Errorf("failovers.json: %d %s", code2, out)
+	}
+
+	// Mailing D: the email is taken, then bounces (a delivery status
+	// notification to its VERP return path): it fails over to post.
+	metaD := `{"letters":[{"email":"later-gone@example.net","primary":"email","reference":"D-bounce",
+		"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"],"file_name":"doc.pdf"}]}`
+	epidD, _ := sendMailing(t, in, "doc.pdf", doc, "meta.json", metaD)
+	waitStatus(t, in, "D-bounce", "Lodged")
+	var rp string
+	for _, s := range mp.Messages(t) {
+		if m := mp.Message(t, s.ID); m.To[0].Address == "later-gone@example.net" {
+			rp = m.ReturnPath
+		}
+	}
+	if want := "bounce+" + epidD + ".0@bounces.lodge.test"; rp != want {
+		t.Fatalf("return path %q, want %q", rp, want)
+	}
+	bounceAddr := regexp.MustCompile(`msg="taking bounces" addr=(\S+)`).FindStringSubmatch(in.logs())
+	if bounceAddr == nil {
+		t.Fatal("the bounce listener's address is not in the log")
+	}
+	dsn := "From: MAILER-DAEMON@mx.example.net\r\nTo: " + rp + "\r\nSubject: Undelivered Mail\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/report; report-type=delivery-status; boundary=\"b1\"\r\n\r\n" +
+		"--b1\r\nContent-Type: text/plain\r\n\r\nThe mail could not be delivered.\r\n" +
+		"--b1\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example.net\r\n\r\n" +
+		"Final-Recipient: rfc822; later-gone@example.net\r\nAction: failed\r\nStatus: 5.1.1\r\nDiagnostic-Code: smtp; 550 5.1.1 no such user\r\n\r\n--b1--\r\n"
+	if err := smtp.SendMail(bounceAddr[1], nil, "", []string{rp}, []byte(dsn)); err != nil {
+		t.Fatalf("sending the bounce: %v", err)
+	}
+	st = waitStatus(t, in, "D-bounce", "Processing")
+	if fo, _ := st["failover"].(map[string]any); fo == nil || !strings.Contains(fmt.Sprint(fo["reason"]), "5.1.1") {
+		t.Errorf("bounce failover: %v", st)
 	}
 }
 
