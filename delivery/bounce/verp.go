@@ -47,7 +47,10 @@ func ParseVERP(addr, domain string) (string, error) {
 		return "", fmt.Errorf("bounce: %q has no domain: %w", clip(addr), ErrNotVERP)
 	}
 	local, d := a[:at], a[at+1:]
-	if !strings.EqualFold(d, domain) || domain == "" {
+	if !validDomain(strings.ToLower(domain)) {
+		return "", fmt.Errorf("bounce: VERP domain %q is not a domain name: %w", clip(domain), ErrNotVERP)
+	}
+	if !strings.EqualFold(d, domain) {
 		return "", fmt.Errorf("bounce: %q is not at %s: %w", clip(addr), domain, ErrNotVERP)
 	}
 	if len(local) < len(verpPrefix) || !strings.EqualFold(local[:len(verpPrefix)], verpPrefix) {

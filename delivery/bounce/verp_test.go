@@ -81,3 +81,27 @@ func TestParseVERP(t *testing.T) {
 	bad("bounce+ABC@", "")
 	bad("bounce+ABC", d)
 }
+
+// FuzzParseVERP: a token ParseVERP returns makes, with VERP, an address
+// that reads back to it.
+func FuzzParseVERP(f *testing.F) {
+	f.Add("bounce+ABC.7@bounces.lodge.example", "bounces.lodge.example")
+	f.Add("<BOUNCE+x@B.example>", "b.example")
+	f.Add("bounce+a@b@c", "c")
+	f.Fuzz(func(t *testing.T, addr, domain string) {
+		tok, err := ParseVERP(addr, domain)
+		if err != nil {
+			if !errors.Is(err, ErrNotVERP) {
+				t.Fatalf("ParseVERP(%q, %q): %v is not ErrNotVERP", addr, domain, err)
+			}
+			return
+		}
+		a, err := VERP(tok, domain)
+		if err != nil {
+			t.Fatalf("ParseVERP(%q, %q) = %q, which VERP refuses: %v", addr, domain, tok, err)
+		}
+		if back, err := ParseVERP(a, domain); err != nil || back != tok {
+			t.Fatalf("round trip of %q: %q, %v", tok, back, err)
+		}
+	})
+}

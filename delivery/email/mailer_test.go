@@ -193,6 +193,18 @@ func TestNonASCII(t *testing.T) {
 	if !bytes.Contains(head, []byte("=?UTF-8?")) {
 		t.Errorf("no encoded word in the header:\n%s", head)
 	}
+
+	// Text that looks like an encoded word is shown as written, not
+	// decoded by the reader.
+	mp.DeleteAll(t)
+	msg = message("utf8-2")
+	msg.Subject = "=?UTF-8?B?QmNjOiB4?= is how Bcc: x is encoded"
+	if err := m.Send(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	if got := only(t, mp); got.Subject != msg.Subject {
+		t.Errorf("Subject %q, want %q", got.Subject, msg.Subject)
+	}
 }
 
 // TestRefused: header injection and other invalid messages are refused

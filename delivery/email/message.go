@@ -3,6 +3,7 @@ package email
 import (
 	"bytes"
 	"crypto"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"mime"
@@ -244,9 +245,10 @@ func compose(m *Message, signer crypto.Signer, d DKIM, out *bytes.Buffer) (envel
 		return env, err
 	}
 	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
+	from.Name, to.Name = literal(from.Name), literal(to.Name)
 	msg.FromMailAddress(from)
 	msg.ToMailAddress(to)
-	msg.Subject(m.Subject)
+	msg.Subject(literal(m.Subject))
 	msg.SetMessageIDWithValue(m.MessageID)
 	msg.SetDate()
 	names := make([]string, 0, len(m.Headers))
@@ -255,7 +257,7 @@ func compose(m *Message, signer crypto.Signer, d DKIM, out *bytes.Buffer) (envel
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		msg.SetGenHeader(gomail.Header(name), m.Headers[name])
+		msg.SetGenHeader(gomail.Header(name), literal(m.Headers[name]))
 	}
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 	if m.HTML != "" {
@@ -304,4 +306,31 @@ func compose(m *Message, signer crypto.Signer, d DKIM, out *bytes.Buffer) (envel
 	}
 	env.signature = s.Signature()
 	return env, nil
+}
+
+// literal keeps text that looks like an RFC 2047 encoded word ("=?"),
+// which a reader would decode, as the caller wrote it: it is encoded
+// itself, in base64 words of at most 75 characters. Other text is left
+// to go-mail, which encodes non-ASCII.
+func literal(s string) string {
+	if !strings.Contains(s, "=?") {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		n := 0 // bytes of whole runes, at most 45 (60 base64 characters)
+		for n < len(s) {
+			_, size := utf8.DecodeRuneInString(s[n:])
+			if n+size > 45 {
+				break
+			}
+			n += size
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("=?UTF-8?B?" + base64.StdEncoding.EncodeToString([]byte(s[:n])) + "?=")
+		s = s[n:]
+	}
+	return b.String()
 }
