@@ -142,11 +142,9 @@ func (mr *Mailroom) act(account string, sel Selector, fn func(tx Tx, m *Mailing,
 		for epid := range changed {
 			m := mailings[epid]
 			tx.PutMailing(*m)
-			ls, err := tx.Letters(epid)
-			if err != nil {
+			if err := mr.settle(tx, m, now); err != nil {
 				return err
 			}
-			mr.settle(tx, m, ls, now)
 		}
 		return nil
 	})

@@ -248,6 +248,9 @@ func (mr *Mailroom) Submit(m Mailing, letters []Letter) error {
 // HoldChannel: the letter's primary channel is not available here.
 const HoldChannel = "channel"
 
+// checkPage is how many letter records the check stage reads at a time.
+const checkPage = 1000
+
 // check is the check stage of a mailing: production facts for its new
 // postal letters, or holds; then the batch stage is queued for the end of
 // the cancellation window.
@@ -260,15 +263,26 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 	if err != nil {
 		return err
 	}
-	all, err := mr.store.Letters(epid, 0, 0)
-	if err != nil {
-		return err
-	}
+	// The letters, a page at a time: only the postal ones to inspect are
+	// kept (a 100,000-letter email mailing holds one page at a time).
 	var todo []*Letter
-	for i := range all {
-		if l := &all[i]; waiting(l.Status) && !l.Checked && l.IsPostal() {
-			todo = append(todo, l)
+	sends := false
+	for from := 0; ; {
+		page, err := mr.store.Letters(epid, from, checkPage)
+		if err != nil {
+			return err
 		}
+		for i := range page {
+			l := page[i] // a copy: a page is not kept for one of its letters
+			if waiting(l.Status) && !l.Checked && l.IsPostal() {
+				todo = append(todo, &l)
+			}
+			sends = sends || l.Status == Received && mr.electronic(&l)
+		}
+		if len(page) < checkPage {
+			break
+		}
+		from += len(page)
 	}
 	// Inspection reads documents: it runs outside the transaction, so
 	// that cancellations are not held up; its results apply only to
@@ -308,11 +322,8 @@ func (mr *Mailroom) check(ctx context.Context, job Job) error {
 		}
 		tx.AddJob(Job{Kind: JobBatch, Key: epid, Due: due})
 		mr.queueConfirm(tx, &m, JobConfirmDone, now)
-		for i := range all {
-			if l := &all[i]; l.Status == Received && mr.electronic(l) {
-				tx.AddJob(Job{Kind: JobSend, Key: epid, Due: due})
-				break
-			}
+		if sends {
+			tx.AddJob(Job{Kind: JobSend, Key: epid, Due: due})
 		}
 		tx.DoneJob(job)
 		return nil
@@ -347,22 +358,29 @@ func (mr *Mailroom) batch(ctx context.Context, job Job) error {
 			tx.Retry(job, m.ReleaseAt, "")
 			return nil
 		}
-		letters, err := tx.Letters(epid)
-		if err != nil {
-			return err
-		}
+		// a page at a time, keeping only the letters to batch
 		groups := map[batchKey][]*Letter{}
 		var keys []batchKey
-		for i := range letters {
-			l := &letters[i]
-			if !waiting(l.Status) || !l.Checked || !l.IsPostal() || l.Batch != "" {
-				continue
+		for from := 0; ; {
+			page, err := tx.LettersPage(epid, from, checkPage)
+			if err != nil {
+				return err
 			}
-			k := batchKey{envelope: l.Envelope, postage: l.Postage, stock: m.Production.Stock, colour: m.Production.Colour, duplex: m.Production.Duplex}
-			if groups[k] == nil {
-				keys = append(keys, k)
+			for i := range page {
+				l := page[i]
+				if !waiting(l.Status) || !l.Checked || !l.IsPostal() || l.Batch != "" {
+					continue
+				}
+				k := batchKey{envelope: l.Envelope, postage: l.Postage, stock: m.Production.Stock, colour: m.Production.Colour, duplex: m.Production.Duplex}
+				if groups[k] == nil {
+					keys = append(keys, k)
+				}
+				groups[k] = append(groups[k], &l)
 			}
-			groups[k] = append(groups[k], l)
+			if len(page) < checkPage {
+				break
+			}
+			from += len(page)
 		}
 		sort.Slice(keys, func(i, j int) bool {
 			a, b := keys[i], keys[j]
@@ -393,7 +411,9 @@ func (mr *Mailroom) batch(ctx context.Context, job Job) error {
 			made = append(made, b.ID)
 		}
 		tx.PutMailing(m)
-		mr.settle(tx, &m, letters, now)
+		if err := mr.settle(tx, &m, now); err != nil {
+			return err
+		}
 		tx.DoneJob(job)
 		return nil
 	})
@@ -461,11 +481,9 @@ func (mr *Mailroom) compose(ctx context.Context, job Job) error {
 		if err != nil {
 			return err
 		}
-		ls, err := tx.Letters(epid)
-		if err != nil {
+		if err := mr.settle(tx, &m, now); err != nil {
 			return err
 		}
-		mr.settle(tx, &m, ls, now)
 		if mr.cfg.Printer != nil {
 			tx.AddJob(Job{Kind: JobPrint, Key: job.Key, Due: now})
 		}
@@ -533,29 +551,49 @@ func (mr *Mailroom) dropLetter(job Job, id, epid string, le *LetterError) error 
 
 // settle queues the deletion of a mailing's documents once none of its
 // letters can still be produced: every letter is in a batch that is
-// ready, or ended.
-func (mr *Mailroom) settle(tx Tx, m *Mailing, letters []Letter, now time.Time) {
+// ready, or ended. It reads the letters a page at a time.
+func (mr *Mailroom) settle(tx Tx, m *Mailing, now time.Time) error {
 	mr.queueConfirm(tx, m, JobConfirmDone, now) // sent when nothing moves any more
 	if !m.Expires.IsZero() || m.Auto && m.Letters == 0 {
-		return
+		return nil
 	}
-	for i := range letters {
-		l := &letters[i]
-		if Final(l.Status) {
-			continue
+	ready := map[string]bool{} // batches past composing
+	for from := 0; ; {
+		page, err := tx.LettersPage(m.EPID, from, settlePage)
+		if err != nil {
+			return err
 		}
-		if l.Status == Processing {
-			b, err := tx.Batch(l.Batch)
-			if err == nil && b.State != BatchComposing {
+		for i := range page {
+			l := &page[i]
+			if Final(l.Status) {
 				continue
 			}
+			if l.Status == Processing && l.Batch != "" && l.Send == nil {
+				r, seen := ready[l.Batch]
+				if !seen {
+					b, err := tx.Batch(l.Batch)
+					r = err == nil && b.State != BatchComposing
+					ready[l.Batch] = r
+				}
+				if r {
+					continue
+				}
+			}
+			return nil
 		}
-		return
+		if len(page) < settlePage {
+			break
+		}
+		from += len(page)
 	}
 	m.Expires = now.Add(mr.cfg.Retention)
 	tx.PutMailing(*m)
 	tx.AddJob(Job{Kind: JobPurge, Key: m.EPID, Due: m.Expires})
+	return nil
 }
+
+// settlePage is how many letter records settle reads at a time.
+const settlePage = 1000
 
 // purge deletes a mailing's documents after the retention period; its
 // records stay.

@@ -571,6 +571,10 @@ func (t *pebbleTx) Letter(epid string, idx int) (Letter, error) {
 
 func (t *pebbleTx) Letters(epid string) ([]Letter, error) { return lettersFrom(t.b, epid, 0, 0) }
 
+func (t *pebbleTx) LettersPage(epid string, from, limit int) ([]Letter, error) {
+	return lettersFrom(t.b, epid, from, limit)
+}
+
 func (t *pebbleTx) Batch(id string) (Batch, error) {
 	var b Batch
 	err := t.get(pfxBatch+id, &b)

@@ -154,7 +154,13 @@ func (mr *Mailroom) send(ctx context.Context, job Job) error {
 		temporary += n
 	}
 	return mr.store.Update([]string{epid}, func(tx Tx) error {
-		mr.queueConfirm(tx, &m, JobConfirmDone, mr.cfg.Now().UTC())
+		m, err := tx.Mailing(epid)
+		if err != nil {
+			return err
+		}
+		if err := mr.settle(tx, &m, mr.cfg.Now().UTC()); err != nil { // documents purged once all is sent
+			return err
+		}
 		if temporary > 0 {
 			tx.Retry(job, mr.cfg.Now().Add(mr.cfg.SendRetry), fmt.Sprintf("%d letters to send again", temporary))
 			return nil

@@ -87,6 +87,9 @@ type Tx interface {
 	Letter(epid string, idx int) (Letter, error)
 	// Letters returns every letter of a mailing, in index order.
 	Letters(epid string) ([]Letter, error)
+	// LettersPage returns up to limit letters of a mailing from index
+	// from on: stages page through large mailings with it.
+	LettersPage(epid string, from, limit int) ([]Letter, error)
 	Batch(id string) (Batch, error)
 
 	PutMailing(m Mailing)
