@@ -1,6 +1,7 @@
 package email
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"mime"
@@ -89,6 +90,50 @@ func FuzzFaxTo(f *testing.F) {
 			if c < '0' || c > '9' {
 				t.Fatalf("FaxTo(%q, %q) = %q", number, domain, addr)
 			}
+		}
+	})
+}
+
+// FuzzWriteData: the DATA bytes written end with the terminating line,
+// have CRLF line ends and no other line that is a lone dot; and they are
+// the ones textproto's DotWriter (what go-mail's Data uses) writes for
+// the same message, unless the message has a CR CR sequence, where
+// DotWriter adds a CR by the parity of the CRs (go-mail writes none).
+func FuzzWriteData(f *testing.F) {
+	for _, s := range []string{"a\r\nb\r\n", ".\r\n", "a\n.b\n", "..\r\n.\r\n", "x\r", "x\r\r\n", "\n", "a\r\n\r\n.", "no end"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if len(body) == 0 {
+			return // never sent: a message has a header
+		}
+		var got bytes.Buffer
+		writeData(&got, body)
+		out := got.Bytes()
+		if !bytes.HasSuffix(out, []byte("\r\n.\r\n")) {
+			t.Fatalf("writeData(%q) = %q: no terminating line", body, out)
+		}
+		for i, c := range out {
+			if c == '\n' && (i == 0 || out[i-1] != '\r') {
+				t.Fatalf("writeData(%q) = %q: a bare LF at %d", body, out, i)
+			}
+		}
+		lines := bytes.Split(out[:len(out)-len("\r\n.\r\n")], []byte("\r\n"))
+		for _, l := range lines {
+			if bytes.Equal(l, []byte(".")) {
+				t.Fatalf("writeData(%q) = %q: a lone dot ends the message early", body, out)
+			}
+		}
+		if bytes.Contains(body, []byte("\r\r")) {
+			return
+		}
+		var want bytes.Buffer
+		bw := bufio.NewWriter(&want)
+		dw := textproto.NewWriter(bw).DotWriter()
+		dw.Write(body)
+		dw.Close()
+		if !bytes.Equal(out, want.Bytes()) {
+			t.Fatalf("writeData(%q) = %q, DotWriter writes %q", body, out, want.Bytes())
 		}
 	})
 }

@@ -110,6 +110,26 @@ func TestSendPlain(t *testing.T) {
 	}
 }
 
+// TestDotLines: lines that are or start with a dot, which SMTP's DATA
+// doubles, arrive as written, in the text and in the HTML.
+func TestDotLines(t *testing.T) {
+	mp := mailpittest.Start(t, mailpittest.Options{})
+	m := newMailer(t, email.Config{URL: mp.URL()})
+	msg := message("dots")
+	msg.Text = ".\n..\n.leading dot\nmiddle . dot\n.\n"
+	msg.HTML = ".<p>x</p>\n.\n"
+	if err := m.Send(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	got := only(t, mp)
+	if text := strings.ReplaceAll(got.Text, "\r\n", "\n"); text != msg.Text {
+		t.Errorf("Text %q, want %q", text, msg.Text)
+	}
+	if html := strings.ReplaceAll(got.HTML, "\r\n", "\n"); html != msg.HTML {
+		t.Errorf("HTML %q, want %q", html, msg.HTML)
+	}
+}
+
 func TestSendHTMLAndAttachments(t *testing.T) {
 	mp := mailpittest.Start(t, mailpittest.Options{})
 	m := newMailer(t, email.Config{URL: mp.URL()})
