@@ -98,6 +98,12 @@ func TestUploadShapes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(profiles, "letterhead-a4.json"), []byte(`{"template":"letterhead-a4","duplex":true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// the senders the email and SMS shapes use, approved as an operator does
+	for _, args := range [][]string{{"-email", "clinic.example.com.au"}, {"-email", "acmebank.example.com"}, {"-sms", "ACMEBANK"}} {
+		if out, err := lodge(t, "", append([]string{"account", "sender", "add", "DEM00001", "-data-dir", in.dataDir}, args...)...); err != nil {
+			t.Fatalf("sender add %v: %v\n%s", args, err, out)
+		}
+	}
 	for _, sh := range shapes(t) {
 		a := in.curlAuth(sh.auth, "clerk", "correct horse battery")
 		code, epid := in.curl(append(a, in.url+"/publicinterface/get_session_id.text?account=DEM00001")...)
