@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/emersion/go-msgauth/dkim"
 	gosmtp "github.com/emersion/go-smtp"
 
@@ -477,7 +478,8 @@ func TestDKIM(t *testing.T) {
 // 5xx permanent, and the connection serves the next message.
 func TestChaos(t *testing.T) {
 	mp := mailpittest.Start(t, mailpittest.Options{Chaos: true})
-	m := newMailer(t, email.Config{URL: mp.URL(), Pool: 1})
+	set := metrics.NewSet()
+	m := newMailer(t, email.Config{URL: mp.URL(), Pool: 1, Metrics: set})
 	f := func(c mailpittest.Chaos, stage string, code int, permanent bool) {
 		t.Helper()
 		mp.SetChaos(t, c)
@@ -508,6 +510,20 @@ func TestChaos(t *testing.T) {
 	}
 	if got := only(t, mp); got.MessageID != "after@lodge.example" {
 		t.Errorf("mailpit holds %q", got.MessageID)
+	}
+	var b strings.Builder
+	set.WritePrometheus(&b)
+	for _, line := range []string{
+		"lodge_email_sent_total 1",
+		`lodge_email_failed_total{kind="permanent"} 3`,
+		`lodge_email_failed_total{kind="temporary"} 5`,
+		// One for the first message, one for the retry after 421 (which
+		// says the server closes the connection).
+		"lodge_email_connections_opened_total 2",
+	} {
+		if !strings.Contains(b.String(), line+"\n") {
+			t.Errorf("metrics lack %q:\n%s", line, b.String())
+		}
 	}
 }
 

@@ -18,14 +18,24 @@
 //
 // # Ports
 //
-// Each Start runs its own Mailpit with a database in the test's
-// temporary folder, SMTP and HTTP on 127.0.0.1 port 0: the kernel picks
+// Each Start (Launch, for programs such as bench/emailbench) runs its
+// own Mailpit with a database in a temporary folder of its own, removed
+// when it stops, SMTP and HTTP on 127.0.0.1 port 0: the kernel picks
 // free ports. Mailpit logs the address it was given (":0"), not the
 // port it got, and cannot take a listening socket from its parent, so
 // Start reads the ports from the kernel: the listening TCP sockets among
 // the process's file descriptors (/proc/PID/fd and /proc/PID/net/tcp;
 // Linux only, other systems skip). The HTTP one is the one answering
-// GET /livez. No port is ever chosen by listening and closing.
+// an HTTP request with HTTP (the SMTP port greets or, with TLS, hangs
+// up at once). No port is ever chosen by listening and closing.
+//
+// # Reading back and chaos
+//
+// Messages, Count, WaitCount, Message, Headers, Raw and Part read what
+// arrived through Mailpit's API; DeleteAll empties it. Mailpit's chaos
+// triggers act at MAIL FROM (Sender), RCPT TO (Recipient) and AUTH, not
+// at DATA: a server that refuses a message's content is another test
+// server's (delivery/email's tests use go-smtp's).
 //
 // # Options
 //
