@@ -151,7 +151,8 @@ func TestElectronicDelivery(t *testing.T) {
 	// Mailing B: an SMS of three parts with a link to its PDF, protected.
 	long := strings.Repeat("Your account summary is ready. ", 8)
 	metaB := `{"sms_from":"0412345678","template":"Hi {{name}}. ` + long + `Open it here: {{link}}",
-		"letters":[{"sms":"0412000111","reference":"B-sms","custom_data":{"name":"Jo","password":"s3cret pw"},"file_name":"doc.pdf"}]}`
+		"letters":[{"sms":"0412000111","reference":"B-sms","custom_data":{"name":"Jo","password":"s3cret pw"},"file_name":"doc.pdf"},
+		 {"email":"ann@example.net","reference":"B-email","custom_data":{"name":"Ann","password":"other pw"},"file_name":"doc.pdf"}]}`
 	sendMailing(t, in, "doc.pdf", doc, "meta.json", metaB)
 	waitStatus(t, in, "B-sms", "Lodged", "Delivered")
 	msgs := sms.WaitMessages(t, 1)
@@ -177,6 +178,40 @@ func TestElectronicDelivery(t *testing.T) {
 	}
 	if code, _ := in.fetch(t, link+"x"); code != 404 {
 		t.Errorf("a forged link: %d", code)
+	}
+	// the email of the same mailing carries its own link, to its own
+	// protected PDF, and no attachment
+	waitStatus(t, in, "B-email", "Lodged")
+	var bm mailpittest.Message
+	for _, s := range mp.Messages(t) {
+		if m := mp.Message(t, s.ID); m.To[0].Address == "ann@example.net" {
+			bm = m
+		}
+	}
+	elink := between(crlf(bm.Text), "Open it here: ", "\n")
+	if !strings.HasPrefix(elink, "https://lodge.test/l/") || len(bm.Attachments) != 0 || !strings.HasPrefix(crlf(bm.Text), "Hi Ann. ") {
+		t.Fatalf("email with a link: %q, %d attachments", bm.Text, len(bm.Attachments))
+	}
+	code, body = in.fetch(t, strings.TrimSpace(elink))
+	epdf := filepath.Join(t.TempDir(), "e.pdf")
+	os.WriteFile(epdf, body, 0o644)
+	if out, err := exec.Command(qpdf, "--check", "--password=other pw", epdf).CombinedOutput(); code != 200 || err != nil {
+		t.Errorf("the email's link: %d, qpdf: %v\n%s", code, err, out)
+	}
+
+	// Mailing E: a text-only SMS (no document), in UCS-2 for its
+	// characters outside GSM.
+	sendMailing(t, in, "meta.json", `{"template":"Reminder: your appointment with Dr Łukasz is on {{date}} ✓",
+		"letters":[{"sms":"0412000222","reference":"E-sms","custom_data":{"date":"3 April"}}]}`)
+	waitStatus(t, in, "E-sms", "Lodged", "Delivered")
+	var textOnly *smpptest.Message
+	for _, m := range sms.Messages(t) {
+		if m.Dest == "0412000222" {
+			textOnly = &m
+		}
+	}
+	if textOnly == nil || textOnly.Text != "Reminder: your appointment with Dr Łukasz is on 3 April ✓" || textOnly.DataCoding != 8 {
+		t.Errorf("text-only SMS: %+v", textOnly)
 	}
 
 	// Mailing C: the email server refuses the address for good: the
