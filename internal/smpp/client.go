@@ -171,6 +171,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	delay := cfg.ReconnectMin
+	var last error // of the last attempt that ended by itself, not by ctx
 	for attempt := 1; ; attempt++ {
 		s, err := c.connect(ctx)
 		if err == nil {
@@ -183,13 +184,16 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			c.cancel()
 			return nil, err
 		}
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
 		c.log.Warn("smpp bind failed", "attempt", attempt, "err", err, "retry_in", delay)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			c.cancel()
-			return nil, fmt.Errorf("smpp: dial %s: %w after %d attempts, the last: %w", cfg.Addr, ctx.Err(), attempt, err)
+			return nil, fmt.Errorf("smpp: dial %s: %w after %d attempts, the last: %w", cfg.Addr, ctx.Err(), attempt, last)
 		case <-t.C:
 		}
 		delay = min(2*delay, cfg.ReconnectMax)
@@ -381,7 +385,9 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 			if last == nil {
 				last = errors.New("the session was lost")
 			}
-			return nil, fmt.Errorf("%w within %s: %w", ErrNotBound, c.cfg.ResponseTimeout, last)
+			// the cause as text only: a bind refused for good (a changed
+			// password) must not make the message look refused
+			return nil, fmt.Errorf("%w within %s: %v", ErrNotBound, c.cfg.ResponseTimeout, last)
 		}
 	}
 }

@@ -101,6 +101,14 @@
 //
 // The client is tested against a real SMPP server, the npm package smpp
 // run by testdata/server.js (package smpptest starts it and reads what
-// it received), and against hostile servers of the tests' own. Figures:
-// go run ./bench/smsbench.
+// it received), and against hostile servers of the tests' own.
+//
+// # Figures
+//
+// go run ./bench/smsbench (one-part messages from 64 goroutines to the
+// npm server on loopback, 2 shared cores): with the window of 10, about
+// 49,000 parts/s with answers at once and 1,850 parts/s when the server
+// answers each submit_sm 5 ms late (a distant SMSC); with a window of 1,
+// 14,000 and 189: the window is worth 3.5 times on loopback and 9.8
+// times at 5 ms, close to its bound of 10.
 package smpp

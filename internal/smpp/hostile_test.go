@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -114,9 +115,13 @@ func startFake(t *testing.T, handle func(n int, c *fakeConn)) *fakeSMSC {
 	return f
 }
 
+// fakeConfig: short waits, so that the hostile cases end soon, and no
+// enquire_link (a test that needs them sets EnquireLink): on a loaded
+// machine an answer late by the ResponseTimeout would drop a session the
+// test means to keep.
 func fakeConfig(f *fakeSMSC) smpp.Config {
 	return smpp.Config{Addr: f.addr, SystemID: "lodge", Password: "pw", Log: quiet,
-		ResponseTimeout: 300 * time.Millisecond, EnquireLink: 50 * time.Millisecond, ReconnectMin: 10 * time.Millisecond}
+		ResponseTimeout: time.Second, EnquireLink: time.Hour, ReconnectMin: 10 * time.Millisecond}
 }
 
 // sendUntilAccepted retries a temporary failure, as the pipeline does,
@@ -143,53 +148,59 @@ func sendUntilAccepted(t *testing.T, c *smpp.Client, m smpp.Message) []string {
 // accepted.
 func TestHostileAnswers(t *testing.T) {
 	f := func(name string, misbehave func(c *fakeConn, req *smpp.PDU), want ...error) {
-		t.Helper()
-		fake := startFake(t, func(n int, c *fakeConn) {
-			if c.bind() != nil {
-				return
-			}
-			if n > 1 {
-				c.serve()
-				return
-			}
-			for {
-				p, err := c.read()
-				if err != nil {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := startFake(t, func(n int, c *fakeConn) {
+				if c.bind() != nil {
 					return
 				}
-				if p.ID == smpp.SubmitSM {
-					misbehave(c, p)
-					break
-				}
-			}
-			// keep the connection, answering nothing, until the client drops it
-			for {
-				if _, err := c.read(); err != nil {
+				if n > 1 {
+					c.serve()
 					return
 				}
+				for {
+					p, err := c.read()
+					if err != nil {
+						return
+					}
+					if p.ID == smpp.SubmitSM {
+						misbehave(c, p)
+						break
+					}
+				}
+				// keep the connection, answering nothing, until the client drops it
+				for {
+					if _, err := c.read(); err != nil {
+						return
+					}
+				}
+			})
+			cfg := fakeConfig(fake)
+			// an unanswered enquire_link is what drops a session that
+			// went silent
+			cfg.EnquireLink = 100 * time.Millisecond
+			c, err := smpp.Dial(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			m := smpp.Message{To: "+61412345678", Text: "hello"}
+			_, err = c.Submit(context.Background(), m)
+			if err == nil || smpp.IsPermanent(err) {
+				t.Fatalf("%v, want a temporary error", err)
+			}
+			for _, w := range want {
+				if !errors.Is(err, w) {
+					t.Fatalf("%v is not %v", err, w)
+				}
+			}
+			if ids := sendUntilAccepted(t, c, m); !strings.HasPrefix(ids[0], "ok-") {
+				t.Fatalf("ids %v", ids)
+			}
+			if n := fake.conns.Load(); n < 2 {
+				t.Fatalf("%d connections: the session was not bound again", n)
 			}
 		})
-		c, err := smpp.Dial(context.Background(), fakeConfig(fake))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		m := smpp.Message{To: "+61412345678", Text: "hello"}
-		_, err = c.Submit(context.Background(), m)
-		if err == nil || smpp.IsPermanent(err) {
-			t.Fatalf("%s: %v, want a temporary error", name, err)
-		}
-		for _, w := range want {
-			if !errors.Is(err, w) {
-				t.Fatalf("%s: %v is not %v", name, err, w)
-			}
-		}
-		if ids := sendUntilAccepted(t, c, m); !strings.HasPrefix(ids[0], "ok-") {
-			t.Fatalf("%s: ids %v", name, ids)
-		}
-		if n := fake.conns.Load(); n < 2 {
-			t.Fatalf("%s: %d connections: the session was not bound again", name, n)
-		}
 	}
 	raw := func(b []byte) func(c *fakeConn, req *smpp.PDU) {
 		return func(c *fakeConn, req *smpp.PDU) { c.Write(b) }
@@ -224,32 +235,66 @@ func TestHostileAnswers(t *testing.T) {
 	})
 }
 
-// TestHostileBind: a server that never binds makes Dial fail with the
-// reason once its context ends, after trying again.
+// errLog keeps the errors a client logs.
+type errLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *errLog) WithAttrs([]slog.Attr) slog.Handler      { return l }
+func (l *errLog) WithGroup(string) slog.Handler           { return l }
+func (l *errLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
+			l.mu.Lock()
+			l.errs = append(l.errs, err)
+			l.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (l *errLog) first() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.errs) == 0 {
+		return nil
+	}
+	return l.errs[0]
+}
+
+// TestHostileBind: a server that never binds makes Dial try again, and
+// fail with the reason once its context ends. Each attempt's error is
+// logged; the first one (not slowed by the context's end) is checked.
 func TestHostileBind(t *testing.T) {
-	f := func(name string, handle func(c *fakeConn), want ...error) {
-		t.Helper()
-		fake := startFake(t, func(n int, c *fakeConn) { handle(c) })
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		cfg := fakeConfig(fake)
-		cfg.ResponseTimeout = 100 * time.Millisecond
-		c, err := smpp.Dial(ctx, cfg)
-		if err == nil {
-			c.Close()
-			t.Fatalf("%s: bound", name)
-		}
-		for _, w := range append(want, context.DeadlineExceeded) {
-			if !errors.Is(err, w) {
-				t.Fatalf("%s: %v is not %v", name, err, w)
+	is := func(target error) func(error) bool { return func(err error) bool { return errors.Is(err, target) } }
+	f := func(name string, handle func(c *fakeConn), want func(error) bool) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := startFake(t, func(n int, c *fakeConn) { handle(c) })
+			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+			defer cancel()
+			cfg := fakeConfig(fake)
+			cfg.ResponseTimeout = 500 * time.Millisecond
+			log := &errLog{}
+			cfg.Log = slog.New(log)
+			c, err := smpp.Dial(ctx, cfg)
+			if err == nil {
+				c.Close()
+				t.Fatal("bound")
 			}
-		}
-		if smpp.IsPermanent(err) || !strings.Contains(err.Error(), "attempts") {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if n := fake.conns.Load(); n < 2 {
-			t.Fatalf("%s: %d attempts", name, n)
-		}
+			if !errors.Is(err, context.DeadlineExceeded) || smpp.IsPermanent(err) || !strings.Contains(err.Error(), "attempts") {
+				t.Fatal(err)
+			}
+			if first := log.first(); !want(first) {
+				t.Fatalf("the first attempt's error is %v", first)
+			}
+			if n := fake.conns.Load(); n < 2 {
+				t.Fatalf("%d attempts", n)
+			}
+		})
 	}
 	silent := func(c *fakeConn) {
 		for {
@@ -258,22 +303,25 @@ func TestHostileBind(t *testing.T) {
 			}
 		}
 	}
-	f("bind never answered", silent, smpp.ErrTimeout)
-	f("connection closed at once", func(c *fakeConn) { c.Close() }, smpp.ErrConnLost)
+	f("bind never answered", silent, is(smpp.ErrTimeout))
+	f("connection closed at once", func(c *fakeConn) { c.Close() }, is(smpp.ErrConnLost))
 	f("garbage for a bind_resp", func(c *fakeConn) {
 		c.read()
 		c.Write([]byte("220 smtp.example ESMTP\r\n"))
 		silent(c)
-	}, smpp.ErrMalformed)
+	}, is(smpp.ErrMalformed))
 	f("a response to another request", func(c *fakeConn) {
 		p, _ := c.read()
 		c.send(&smpp.PDU{ID: smpp.BindTransceiverResp, Seq: p.Seq + 1, Body: &smpp.BindResp{}})
 		silent(c)
-	}, smpp.ErrConnLost)
+	}, is(smpp.ErrConnLost))
 	f("a temporary refusal", func(c *fakeConn) {
 		p, _ := c.read()
 		c.send(&smpp.PDU{ID: smpp.BindTransceiverResp, Status: smpp.StatusSysErr, Seq: p.Seq})
 		silent(c)
+	}, func(err error) bool {
+		var se *smpp.StatusError
+		return errors.As(err, &se) && se.Status == smpp.StatusSysErr && se.Command == smpp.BindTransceiver
 	})
 }
 
@@ -372,8 +420,9 @@ func TestReceiptsUnread(t *testing.T) {
 			switch p.ID {
 			case smpp.DeliverSMResp:
 				statuses <- p.Status
-			case smpp.EnquireLink:
-				c.send(&smpp.PDU{ID: smpp.EnquireLinkResp, Seq: p.Seq})
+			case smpp.Unbind:
+				c.send(&smpp.PDU{ID: smpp.UnbindResp, Seq: p.Seq})
+				return
 			}
 		}
 	})
@@ -511,5 +560,31 @@ func TestSubmitCancelled(t *testing.T) {
 		if err := <-done; !errors.Is(err, context.Canceled) || smpp.IsPermanent(err) {
 			t.Fatalf("cancelled: %v", err)
 		}
+	}
+}
+
+// TestSubmitNotBound: while the SMSC refuses to bind again (its
+// password changed), Submit fails with ErrNotBound, temporary: the
+// message itself was never refused.
+func TestSubmitNotBound(t *testing.T) {
+	fake := startFake(t, func(n int, c *fakeConn) {
+		if n == 1 {
+			c.bind()
+			return // the connection closes
+		}
+		p, err := c.read()
+		if err == nil {
+			c.send(&smpp.PDU{ID: smpp.BindTransceiverResp, Status: smpp.StatusInvPassword, Seq: p.Seq})
+		}
+	})
+	c, err := smpp.Dial(context.Background(), fakeConfig(fake))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	testenv.WaitFor(t, func() bool { return fake.conns.Load() >= 3 }, func() string { return "two refused binds" })
+	_, err = c.Submit(context.Background(), smpp.Message{To: "+61412345678", Text: "x"})
+	if !errors.Is(err, smpp.ErrNotBound) || smpp.IsPermanent(err) || !strings.Contains(err.Error(), "ESME_RINVPASWD") {
+		t.Fatalf("%v: want a temporary ErrNotBound naming the refusal", err)
 	}
 }
