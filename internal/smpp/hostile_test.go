@@ -242,8 +242,8 @@ type errLog struct {
 }
 
 func (l *errLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *errLog) WithAttrs([]slog.Attr) slog.Handler      { return l }
-func (l *errLog) WithGroup(string) slog.Handler           { return l }
+func (l *errLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *errLog) WithGroup(string) slog.Handler            { return l }
 func (l *errLog) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
