@@ -327,10 +327,21 @@ func postalLines(raw json.RawMessage) ([]string, bool) {
 	var lines []string
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		lines = strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+		return PostalText(s)
 	} else if json.Unmarshal(raw, &lines) != nil {
 		return nil, false
 	}
+	return trimLines(lines)
+}
+
+// PostalText reads an address typed as text (correct_letter's string
+// form, the portal's correction box): its lines, trimmed, blank ones
+// dropped; ok when there are 1 to 7 of them.
+func PostalText(s string) ([]string, bool) {
+	return trimLines(strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n"))
+}
+
+func trimLines(lines []string) ([]string, bool) {
 	out := lines[:0]
 	for _, l := range lines {
 		if l = strings.TrimSpace(l); l != "" {

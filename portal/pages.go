@@ -1,0 +1,491 @@
+package portal
+
+import (
+	"bytes"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/pipeline"
+)
+
+//go:embed templates/*.html static/style.css
+var files embed.FS
+
+// Page sizes.
+const (
+	mailingsPerPage = 50
+	lettersPerPage  = 100
+	refMatchesShown = 200
+)
+
+type pages struct {
+	t map[string]*template.Template
+}
+
+var funcs = template.FuncMap{
+	"lower": strings.ToLower,
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format("2 Jan 2006 15:04")
+	},
+	"dollars": func(cents int64) string { return fmt.Sprintf("$%d.%02d", cents/100, cents%100) },
+	"join":    strings.Join,
+	"add":     func(a, b int) int { return a + b },
+}
+
+func mustParsePages() *pages {
+	p := &pages{t: map[string]*template.Template{}}
+	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "error"} {
+		p.t[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return p
+}
+
+// request is one signed-in request.
+type request struct {
+	ctx   *fasthttp.RequestCtx
+	id    string
+	se    session
+	flash string
+}
+
+// view is what every page's template gets.
+type view struct {
+	Title   string
+	Account string
+	User    string
+	CSRF    string
+	Flash   string
+	Error   string
+	Data    any
+}
+
+func (h *Handler) render(ctx *fasthttp.RequestCtx, status int, name string, v view) {
+	var buf bytes.Buffer
+	if err := h.pages.t[name].Execute(&buf, v); err != nil {
+		h.cfg.Log.Error("portal: rendering a page", "page", name, "err", err)
+		ctx.Error("internal error\n", fasthttp.StatusInternalServerError)
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetBody(buf.Bytes())
+}
+
+func (h *Handler) page(r *request, status int, name, title string, data any, errMsg string) {
+	h.render(r.ctx, status, name, view{Title: title, Account: r.se.Account, User: r.se.User, CSRF: r.se.CSRF, Flash: r.flash, Error: errMsg, Data: data})
+}
+
+func (h *Handler) notFound(r *request) {
+	h.page(r, fasthttp.StatusNotFound, "error", "Not found", nil, "There is no such page, mailing or letter in your account.")
+}
+
+func (h *Handler) internalError(r *request, err error) {
+	h.cfg.Log.Error("portal", "path", string(r.ctx.Path()), "err", err)
+	h.page(r, fasthttp.StatusInternalServerError, "error", "Something went wrong", nil, "Something went wrong on our side; please try again.")
+}
+
+func serveStatic(ctx *fasthttp.RequestCtx, name, contentType string) {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		ctx.Error("not found\n", fasthttp.StatusNotFound)
+		return
+	}
+	ctx.SetContentType(contentType)
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	ctx.SetBody(b)
+}
+
+// signInPage shows the sign-in form, with a session not yet signed in
+// that carries the form's CSRF token.
+func (h *Handler) signInPage(ctx *fasthttp.RequestCtx, name, msg string, status int) {
+	id := string(ctx.Request.Header.Cookie(CookieName))
+	se, ok := h.sessions.get(id)
+	if !ok {
+		var s *session
+		id, s = h.sessions.create("", "")
+		se = *s
+		setCookie(ctx, id)
+	}
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	h.render(ctx, status, "signin", view{Title: "Sign in", CSRF: se.CSRF, Error: msg, Data: name})
+}
+
+func (h *Handler) signIn(ctx *fasthttp.RequestCtx) {
+	id := string(ctx.Request.Header.Cookie(CookieName))
+	se, ok := h.sessions.get(id)
+	args := ctx.PostArgs()
+	if !ok || !csrfOK(se, args.Peek("csrf")) {
+		ctx.Response.Header.Set("Cache-Control", "no-store")
+		h.render(ctx, fasthttp.StatusForbidden, "error", view{Title: "Sign in", Error: "The sign-in form had expired. Please sign in again."})
+		return
+	}
+	name, password := string(args.Peek("name")), args.Peek("password")
+	if strings.ContainsRune(name, ':') {
+		// no user name has one (auth.ValidUserName); as Basic
+		// credentials it would move part of the name into the password
+		name = "?"
+	}
+	// The API's Authenticator verifies the password (argon2id) and counts
+	// the failure against the same throttle; it takes the credentials as
+	// a Basic Authorization value.
+	cred := make([]byte, 0, 6+base64.StdEncoding.EncodedLen(len(name)+1+len(password)))
+	cred = append(cred, "Basic "...)
+	cred = base64.StdEncoding.AppendEncode(cred, append(append([]byte(name), ':'), password...))
+	p, err := h.cfg.Auth.Authenticate(cred, h.clientAddr(ctx))
+	var th *auth.ThrottledError
+	switch {
+	case errors.As(err, &th):
+		secs := int(th.RetryAfter.Round(time.Second) / time.Second)
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		h.signInPage(ctx, name, fmt.Sprintf("Too many failed sign-ins. Try again in %d seconds.", max(secs, 1)), fasthttp.StatusTooManyRequests)
+		return
+	case errors.Is(err, auth.ErrInvalid), errors.Is(err, auth.ErrMalformed), errors.Is(err, auth.ErrMissing):
+		h.signInPage(ctx, name, "The name or password is wrong.", fasthttp.StatusUnauthorized)
+		return
+	case err != nil:
+		h.cfg.Log.Error("portal: sign-in", "err", err)
+		h.signInPage(ctx, name, "Sign-in is not available right now; please try again.", fasthttp.StatusInternalServerError)
+		return
+	case p.User == "":
+		h.signInPage(ctx, name, "The name or password is wrong.", fasthttp.StatusUnauthorized)
+		return
+	}
+	// a new id at sign-in: one fixed before cannot be ridden after
+	h.sessions.end(id)
+	newID, _ := h.sessions.create(p.Account, p.User)
+	setCookie(ctx, newID)
+	ctx.Redirect(Prefix+"mailings", fasthttp.StatusSeeOther)
+}
+
+// mailingRow is one line of the mailings list.
+type mailingRow struct {
+	M      pipeline.Mailing
+	Counts []statusCount
+}
+
+type statusCount struct {
+	Status string
+	N      int
+}
+
+func countsOf(c map[string]int) []statusCount {
+	var out []statusCount
+	for _, s := range pipeline.Statuses {
+		if c[s] > 0 {
+			out = append(out, statusCount{s, c[s]})
+		}
+	}
+	return out
+}
+
+type mailingsData struct {
+	Query   string
+	Rows    []mailingRow
+	Letters []pipeline.Letter // letters whose reference is Query
+	More    bool
+	Next    string // the before= of the next page
+	Paged   bool   // not the first page
+}
+
+func (h *Handler) mailingsPage(r *request) {
+	st := h.mr.Store()
+	args := r.ctx.QueryArgs()
+	q := strings.TrimSpace(string(args.Peek("q")))
+	d := mailingsData{Query: q}
+	if q != "" {
+		if m, err := st.Mailing(strings.ToUpper(q)); err == nil && m.Account == r.se.Account {
+			r.ctx.Redirect(Prefix+"mailings/"+m.EPID, fasthttp.StatusSeeOther)
+			return
+		}
+		ls, err := st.LettersByRef(r.se.Account, q)
+		if err != nil {
+			h.internalError(r, err)
+			return
+		}
+		if len(ls) > refMatchesShown {
+			ls, d.More = ls[:refMatchesShown], true
+		}
+		d.Letters = ls
+		h.page(r, fasthttp.StatusOK, "mailings", "Search", d, "")
+		return
+	}
+	var before time.Time
+	if b := args.Peek("before"); len(b) > 0 {
+		t, err := time.Parse(time.RFC3339Nano, string(b))
+		if err != nil {
+			h.page(r, fasthttp.StatusBadRequest, "error", "Bad request", nil, "The page asked for is not a valid position in the list.")
+			return
+		}
+		before, d.Paged = t, true
+	}
+	ms, err := st.Mailings(r.se.Account, before, mailingsPerPage+1)
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	if len(ms) > mailingsPerPage {
+		ms, d.More = ms[:mailingsPerPage], true
+		d.Next = ms[len(ms)-1].Created.UTC().Format(time.RFC3339Nano)
+	}
+	for _, m := range ms {
+		c, err := st.Counts(m.EPID)
+		if err != nil {
+			h.internalError(r, err)
+			return
+		}
+		d.Rows = append(d.Rows, mailingRow{M: m, Counts: countsOf(c)})
+	}
+	h.page(r, fasthttp.StatusOK, "mailings", "Mailings", d, "")
+}
+
+// mailingOf reads a mailing of the session's account: another account's
+// is not found.
+func (h *Handler) mailingOf(r *request, epid string) (pipeline.Mailing, bool) {
+	m, err := h.mr.Store().Mailing(epid)
+	if errors.Is(err, pipeline.ErrNotFound) || err == nil && m.Account != r.se.Account {
+		h.notFound(r)
+		return m, false
+	}
+	if err != nil {
+		h.internalError(r, err)
+		return m, false
+	}
+	return m, true
+}
+
+func (h *Handler) mailingRoutes(r *request, parts []string, post bool) {
+	m, ok := h.mailingOf(r, parts[0])
+	if !ok {
+		return
+	}
+	switch {
+	case len(parts) == 1 && !post:
+		h.mailingPage(r, m)
+	case len(parts) == 2 && post && parts[1] == "release":
+		h.act(r, m, "released", h.mr.Release)
+	case len(parts) == 2 && post && parts[1] == "cancel":
+		h.act(r, m, "cancelled", h.mr.Cancel)
+	case len(parts) >= 3 && parts[1] == "letters":
+		idx, err := strconv.Atoi(parts[2])
+		if err != nil || idx < 0 || idx >= m.Letters || strconv.Itoa(idx) != parts[2] {
+			h.notFound(r)
+			return
+		}
+		switch {
+		case len(parts) == 3 && !post:
+			h.letterPage(r, m, idx, "", nil, "")
+		case len(parts) == 4 && post && parts[3] == "correct":
+			h.correct(r, m, idx)
+		default:
+			h.notFound(r)
+		}
+	default:
+		h.notFound(r)
+	}
+}
+
+type mailingData struct {
+	M        pipeline.Mailing
+	Settings string
+	Counts   []statusCount
+	Letters  []pipeline.Letter
+	From     int
+	Prev     int
+	Next     int // 0: none
+	Held     int // customer-held letters on this page
+}
+
+func (h *Handler) mailingPage(r *request, m pipeline.Mailing) {
+	st := h.mr.Store()
+	from, _ := strconv.Atoi(string(r.ctx.QueryArgs().Peek("from")))
+	if from < 0 || from >= max(m.Letters, 1) {
+		from = 0
+	}
+	counts, err := st.Counts(m.EPID)
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	ls, err := st.Letters(m.EPID, from, lettersPerPage)
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	d := mailingData{M: m, Counts: countsOf(counts), Letters: ls, From: from, Prev: max(from-lettersPerPage, 0)}
+	if from+lettersPerPage < m.Letters {
+		d.Next = from + lettersPerPage
+	}
+	for _, l := range ls {
+		if l.Status == pipeline.Held && l.Hold == pipeline.HoldCustomer {
+			d.Held++
+		}
+	}
+	if len(m.Settings) > 0 {
+		var buf bytes.Buffer
+		if jsonIndent(&buf, m.Settings) == nil {
+			d.Settings = buf.String()
+		}
+	}
+	title := "Mailing " + m.EPID
+	h.page(r, fasthttp.StatusOK, "mailing", title, d, "")
+}
+
+// act releases or cancels the letters ticked on the mailing's page (the
+// whole mailing when the form says so), and goes back to the page with
+// what happened.
+func (h *Handler) act(r *request, m pipeline.Mailing, verb string, do func(string, pipeline.Selector, string) ([]pipeline.Outcome, error)) {
+	args := r.ctx.PostArgs()
+	sel := pipeline.Selector{EPID: m.EPID}
+	whole := string(args.Peek("whole")) == "1"
+	for _, v := range args.PeekMulti("letter") {
+		i, err := strconv.Atoi(string(v))
+		if err != nil || i < 0 || i >= m.Letters {
+			h.page(r, fasthttp.StatusBadRequest, "error", "Bad request", nil, "The form named a letter this mailing does not have.")
+			return
+		}
+		sel.Indexes = append(sel.Indexes, i)
+	}
+	back := Prefix + "mailings/" + m.EPID
+	if len(sel.Indexes) == 0 && !whole {
+		h.sessions.setFlash(r.id, "Tick the letters first: nothing was "+verb+".")
+		r.ctx.Redirect(back, fasthttp.StatusSeeOther)
+		return
+	}
+	out, err := do(r.se.Account, sel, "portal user "+r.se.User)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		h.notFound(r)
+		return
+	}
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	h.sessions.setFlash(r.id, summary(verb, out))
+	r.ctx.Redirect(back, fasthttp.StatusSeeOther)
+}
+
+// summary tells what an action did: how many letters changed, and why
+// the others did not (grouped by reason).
+func summary(verb string, out []pipeline.Outcome) string {
+	changed := 0
+	why := map[string][]string{}
+	var reasons []string
+	for _, o := range out {
+		if o.Changed {
+			changed++
+			continue
+		}
+		if _, ok := why[o.Why]; !ok {
+			reasons = append(reasons, o.Why)
+		}
+		why[o.Why] = append(why[o.Why], strconv.Itoa(o.Idx+1))
+	}
+	s := fmt.Sprintf("%d letter%s %s.", changed, plural(changed), verb)
+	for _, w := range reasons {
+		n := why[w]
+		list := strings.Join(n[:min(len(n), 10)], ", ")
+		if len(n) > 10 {
+			list += fmt.Sprintf(" and %d more", len(n)-10)
+		}
+		s += fmt.Sprintf(" Not %s: letter%s %s (%s).", verb, plural(len(n)), list, w)
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+type letterData struct {
+	M       pipeline.Mailing
+	L       pipeline.Letter
+	Address string // the correction box's text
+	Verdict *pipeline.Verdict
+	Outcome string
+	CanFix  bool
+}
+
+func (h *Handler) letterPage(r *request, m pipeline.Mailing, idx int, text string, v *pipeline.Verdict, outcome string) {
+	ls, err := h.mr.Store().Letters(m.EPID, idx, 1)
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	if len(ls) != 1 {
+		h.notFound(r)
+		return
+	}
+	l := ls[0]
+	d := letterData{M: m, L: l, Address: text, Verdict: v, Outcome: outcome,
+		CanFix: l.Status == pipeline.Held && (l.Hold == pipeline.HoldAddress || l.Hold == pipeline.HoldWindow)}
+	if text == "" {
+		d.Address = strings.Join(l.Postal, "\n")
+	}
+	status := fasthttp.StatusOK
+	if outcome != "" {
+		status = fasthttp.StatusUnprocessableEntity
+	}
+	h.page(r, status, "letter", fmt.Sprintf("Letter %d of %s", idx+1, m.EPID), d, "")
+}
+
+// correct replaces a held letter's address: the engine's verdict is shown
+// either way; an address that passes sends the letter on.
+func (h *Handler) correct(r *request, m pipeline.Mailing, idx int) {
+	text := string(r.ctx.PostArgs().Peek("address"))
+	lines, ok := pipeline.PostalText(text)
+	if !ok {
+		h.letterPage(r, m, idx, text, nil, "Type the address on 1 to 7 lines.")
+		return
+	}
+	out, v, err := h.mr.Correct(r.se.Account, pipeline.Selector{EPID: m.EPID, Indexes: []int{idx}}, lines, "portal user "+r.se.User)
+	if errors.Is(err, pipeline.ErrNotFound) {
+		h.notFound(r)
+		return
+	}
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	if len(out) != 1 || !out[0].Changed {
+		why := "the address was not changed"
+		if len(out) == 1 && out[0].Why != "" {
+			why = out[0].Why
+		}
+		h.letterPage(r, m, idx, text, &v, "Not corrected: "+why+".")
+		return
+	}
+	msg := fmt.Sprintf("Letter %d corrected: the address check says %s", idx+1, v.Status)
+	if v.Message != "" {
+		msg += " (" + v.Message + ")"
+	}
+	h.sessions.setFlash(r.id, msg+"; it is now "+out[0].Status+".")
+	r.ctx.Redirect(fmt.Sprintf("%smailings/%s/letters/%d", Prefix, m.EPID, idx), fasthttp.StatusSeeOther)
+}
+
+func (h *Handler) failoversPage(r *request) {
+	ls, err := h.mr.Store().Failovers(r.se.Account, 500)
+	if err != nil {
+		h.internalError(r, err)
+		return
+	}
+	h.page(r, fasthttp.StatusOK, "failovers", "Failovers", ls, "")
+}
+
+// jsonIndent lays out a mailing's settings for reading.
+func jsonIndent(dst *bytes.Buffer, src []byte) error { return json.Indent(dst, src, "", "  ") }
