@@ -25,6 +25,7 @@ import (
 	"github.com/lodge-mail/lodge/internal/adminsock"
 	"github.com/lodge-mail/lodge/internal/smpp"
 	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/portal"
 	"github.com/lodge-mail/lodge/printroom"
 	"github.com/lodge-mail/lodge/production"
 	"github.com/lodge-mail/lodge/rpc"
@@ -255,9 +256,13 @@ func runServe(ctx context.Context, args []string) error {
 	methods := mailroom.Methods()
 	methods["recent_uploads"] = rpc.Documented{Handle: lodger.RecentUploads, Doc: upload.RecentUploadsDoc}
 
+	// the signed links, and the customer portal (its own sign-in, the
+	// API's failed-login throttle)
+	public := portal.Mux{delivery.PublicLinks{Handler: linkHandler},
+		portal.New(portal.Config{Mailroom: mailroom, Auth: authn, TrustedProxies: trusted, Log: log})}
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
-		Public:  delivery.PublicLinks{Handler: linkHandler},
+		Public:  public,
 		Methods: methods,
 		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns,
