@@ -248,27 +248,30 @@ func (c *Client) Submit(ctx context.Context, m Message) ([]string, error) {
 			firstErr = fmt.Errorf("smpp: part %d of %d to %s: %w", i+1, len(sms), m.To, err)
 		}
 	}
+	// a part holds a slot of the window from its sending to its answer
+	// (or timeout, or the session's loss), whoever waits for it: the
+	// parts of a message longer than the window go as answers free slots
 	for i, sm := range sms {
 		if err := c.acquire(ctx); err != nil {
 			note(i, err)
 			break
 		}
 		s, err := c.session(ctx)
-		if err == nil {
-			var cl *call
-			if cl, err = s.call(SubmitSM, sm); err == nil {
-				c.m.parts.Inc()
-				calls = append(calls, cl)
-				continue
-			}
+		if err != nil {
+			c.release()
+			note(i, err)
+			break
 		}
-		c.release()
-		note(i, err)
-		break
+		cl, err := s.call(SubmitSM, sm, c.release)
+		if err != nil {
+			note(i, err)
+			break
+		}
+		c.m.parts.Inc()
+		calls = append(calls, cl)
 	}
 	for i, cl := range calls {
 		p, err := cl.wait(ctx)
-		c.release()
 		if err == nil {
 			ids[i], err = submitAnswer(cl, p)
 		}
@@ -469,7 +472,7 @@ func (c *Client) Close() error {
 		s := c.sess
 		c.mu.Unlock()
 		if s != nil {
-			cl, err := s.call(Unbind, nil)
+			cl, err := s.call(Unbind, nil, nil)
 			if err == nil {
 				var p *PDU
 				if p, err = cl.wait(context.Background()); err == nil && p.Status != StatusOK {
@@ -505,7 +508,7 @@ type session struct {
 	buf []byte // the PDU being written, under wmu
 
 	mu      sync.Mutex
-	pending map[uint32]chan *PDU
+	pending map[uint32]*call
 
 	once sync.Once
 	dead chan struct{} // closed when the session is over
@@ -524,7 +527,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	s := &session{c: c, conn: conn, pending: map[uint32]chan *PDU{}, dead: make(chan struct{})}
+	s := &session{c: c, conn: conn, pending: map[uint32]*call{}, dead: make(chan struct{})}
 	seq := c.nextSeq()
 	bind := &PDU{ID: BindTransceiver, Seq: seq, Body: &Bind{SystemID: c.cfg.SystemID, Password: c.cfg.Password,
 		SystemType: c.cfg.SystemType, InterfaceVersion: InterfaceV34}}
@@ -598,6 +601,13 @@ func (s *session) fail(err error) {
 		}
 		c.mu.Unlock()
 		s.conn.Close()
+		s.mu.Lock()
+		pending := s.pending
+		s.pending = nil // call refuses to add: the session is dead
+		s.mu.Unlock()
+		for _, cl := range pending {
+			cl.complete(nil, lost(err))
+		}
 		select {
 		case <-c.closing:
 			c.log.Debug("smpp session closed", "err", err)
@@ -633,28 +643,56 @@ func (s *session) write(p *PDU) error {
 	return nil
 }
 
-// call is a request awaiting its response.
+// call is a request awaiting its response. It completes once: with the
+// response, a timeout, the session's loss, or its waiter giving up; and
+// then gives back its slot of the window, if it holds one.
 type call struct {
-	s    *session
-	id   CommandID
-	seq  uint32
-	sent time.Time
-	ch   chan *PDU
+	s       *session
+	id      CommandID
+	seq     uint32
+	release func() // gives back the window slot; nil when it holds none
+	timer   *time.Timer
+
+	once sync.Once
+	done chan struct{}
+	resp *PDU
+	err  error
 }
 
-// call sends a request.
-func (s *session) call(id CommandID, body Body) (*call, error) {
-	cl := &call{s: s, id: id, seq: s.c.nextSeq(), ch: make(chan *PDU, 1)}
+func (cl *call) complete(p *PDU, err error) {
+	cl.once.Do(func() {
+		cl.resp, cl.err = p, err
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+		if cl.release != nil {
+			cl.release()
+		}
+		close(cl.done)
+	})
+}
+
+// call sends a request, answered within ResponseTimeout. release, when
+// set, is called once the call is over, whether or not it was sent.
+func (s *session) call(id CommandID, body Body, release func()) (*call, error) {
+	cl := &call{s: s, id: id, seq: s.c.nextSeq(), release: release, done: make(chan struct{})}
 	s.mu.Lock()
-	if s.isDead() {
+	if s.pending == nil {
 		s.mu.Unlock()
-		return nil, lost(s.err)
+		err := lost(s.err)
+		cl.complete(nil, err)
+		return nil, err
 	}
-	s.pending[cl.seq] = cl.ch
+	s.pending[cl.seq] = cl
+	timeout := s.c.cfg.ResponseTimeout
+	cl.timer = time.AfterFunc(timeout, func() {
+		s.forget(cl.seq)
+		cl.complete(nil, fmt.Errorf("%w: no response to %s within %s", ErrTimeout, id, timeout))
+	})
 	s.mu.Unlock()
-	cl.sent = time.Now()
 	if err := s.write(&PDU{ID: id, Seq: cl.seq, Body: body}); err != nil {
 		s.forget(cl.seq)
+		cl.complete(nil, err)
 		return nil, err
 	}
 	return cl, nil
@@ -666,28 +704,16 @@ func (s *session) forget(seq uint32) {
 	s.mu.Unlock()
 }
 
-// wait returns the response, waiting at most ResponseTimeout from the
-// send.
+// wait returns the call's outcome; when ctx ends first, the call is
+// abandoned (a late response is ignored).
 func (cl *call) wait(ctx context.Context) (*PDU, error) {
-	t := time.NewTimer(time.Until(cl.sent.Add(cl.s.c.cfg.ResponseTimeout)))
-	defer t.Stop()
 	select {
-	case p := <-cl.ch:
-		return p, nil
-	case <-cl.s.dead:
-		select {
-		case p := <-cl.ch:
-			return p, nil
-		default:
-		}
-		return nil, lost(cl.s.err)
-	case <-t.C:
-		cl.s.forget(cl.seq)
-		return nil, fmt.Errorf("%w: no response to %s within %s", ErrTimeout, cl.id, cl.s.c.cfg.ResponseTimeout)
+	case <-cl.done:
 	case <-ctx.Done():
 		cl.s.forget(cl.seq)
-		return nil, ctx.Err()
+		cl.complete(nil, ctx.Err())
 	}
+	return cl.resp, cl.err
 }
 
 // read reads the SMSC's PDUs until the session ends. Anything
@@ -706,11 +732,11 @@ func (s *session) read(br *bufio.Reader) {
 		switch {
 		case p.ID.IsResponse():
 			s.mu.Lock()
-			ch := s.pending[p.Seq]
+			cl := s.pending[p.Seq]
 			delete(s.pending, p.Seq)
 			s.mu.Unlock()
-			if ch != nil {
-				ch <- p
+			if cl != nil {
+				cl.complete(p, nil)
 			} else {
 				s.c.log.Warn("smpp response to no request in flight (late, or the SMSC's mistake)", "command", p.ID, "seq", p.Seq, "status", p.Status)
 			}
@@ -765,7 +791,7 @@ func (s *session) enquire() {
 			return
 		case <-t.C:
 		}
-		cl, err := s.call(EnquireLink, nil)
+		cl, err := s.call(EnquireLink, nil, nil)
 		if err != nil {
 			return
 		}

@@ -382,3 +382,34 @@ func BenchmarkSubmit(b *testing.B) {
 		})
 	}
 }
+
+// TestWindowSmallerThanMessages: parts take the window one by one as
+// the answers free it, so a message of more parts than the window, and
+// many such messages at once, go through (a part's slot freed only by
+// its own Submit's later wait would deadlock).
+func TestWindowSmallerThanMessages(t *testing.T) {
+	srv := smpptest.Start(t)
+	f := func(window, messages int) {
+		t.Helper()
+		cfg := srv.Config()
+		cfg.Window = window
+		c := dial(t, cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		errs := make(chan error, messages)
+		for i := range messages {
+			go func() {
+				_, err := c.Submit(ctx, smpp.Message{To: toOK, Text: fmt.Sprint(i, strings.Repeat(" three parts", 30))})
+				errs <- err
+			}()
+		}
+		for range messages {
+			if err := <-errs; err != nil {
+				t.Fatalf("window %d, %d messages: %v", window, messages, err)
+			}
+		}
+	}
+	f(1, 1)
+	f(2, 10)
+	f(10, 30)
+}
