@@ -220,7 +220,12 @@ func TestElectronicDelivery(t *testing.T) {
 	metaC := `{"letters":[{"email":"gone@example.net","primary":"email","reference":"C-failover",
 		"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"],"file_name":"doc.pdf"}]}`
 	sendMailing(t, in, "doc.pdf", doc, "meta.json", metaC)
-	st := waitStatus(t, in, "C-failover", "Processing")
+	// Processing twice: first being sent, then (failed over) in a print batch
+	var st map[string]any
+	testenv.WaitFor(t, func() bool {
+		st = statusOf(t, in, "C-failover")
+		return st["status"] == "Processing" && st["failover"] != nil && st["batch"] != nil
+	}, func() string { return fmt.Sprintf("C-failover failed over and batched: %v", st) })
 	mp.SetChaos(t, mailpittest.Chaos{})
 	if fo, _ := st["failover"].(map[string]any); fo == nil || fo["from"] != "EMAIL" || !strings.Contains(fmt.Sprint(fo["reason"]), "550") {
 		t.Errorf("failover: %v", st)
