@@ -105,10 +105,13 @@
 //
 // # Figures
 //
-// go run ./bench/smsbench (one-part messages from 64 goroutines to the
-// npm server on loopback, 2 shared cores): with the window of 10, about
-// 49,000 parts/s with answers at once and 1,850 parts/s when the server
-// answers each submit_sm 5 ms late (a distant SMSC); with a window of 1,
-// 14,000 and 189: the window is worth 3.5 times on loopback and 9.8
-// times at 5 ms, close to its bound of 10.
+// go run ./bench/smsbench: one-part messages from 64 goroutines to the
+// npm server on loopback, 2 cores shared with other work (load 3 to 7,
+// so the figures vary by run). With the window of 10: 22,000 to 49,000
+// parts/s when the server answers at once (its single JavaScript thread
+// is the limit), 1,600 to 1,850 parts/s when it answers each submit_sm
+// 5 ms late, as a distant SMSC would. With a window of 1: 14,000 to
+// 18,000, and 169 to 189. The window is worth 9.1 to 9.8 times at 5 ms,
+// near its bound of 10; on loopback, where a round trip costs almost
+// nothing, 1.4 to 3.5 times.
 package smpp
