@@ -263,7 +263,10 @@ func TestManyTextObjects(t *testing.T) {
 		fmt.Fprintf(&b, `<Glyphs OriginX="%d" OriginY="%d" FontRenderingEmSize="12" FontUri="/none.ttf" Fill="#FF000000" UnicodeString="x" Indices="91,50"/>`, 10+i%900, 10+i/100)
 	}
 	data := pages(t, []string{b.String()})
-	d, err := open(data, Limits{})
+	// time enough on a loaded machine under the race detector (it took
+	// over the 10 s default once in CI); the deadline itself is tested by
+	// the cases that expect it
+	d, err := open(data, Limits{Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
