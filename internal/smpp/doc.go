@@ -20,7 +20,10 @@
 // Submit splits the text (Split), sends a submit_sm per part and returns
 // every part's message id once all are answered. Parts of every Submit
 // share one window of Config.Window (10) submit_sm awaiting their
-// response: Submits called from many goroutines are pipelined. The
+// response: Submits called from many goroutines are pipelined. A part
+// holds its slot from its sending to its answer (or timeout, or the
+// session's loss), so a message of more parts than the window goes
+// through as answers come. The
 // sender (Message.From) is a number, "+" international (TON 1, NPI 1)
 // or national/unknown, or an alphanumeric name of up to 11 characters
 // (TON 5); whether a name is allowed for an account is the caller's
