@@ -124,3 +124,63 @@ func (p PublicLinks) Match(path []byte) bool { return links.IsPath(path) }
 
 // Serve answers a link.
 func (p PublicLinks) Serve(ctx *fasthttp.RequestCtx) { p.Handler.Serve(ctx) }
+
+// SMSC is an SMPP client that binds in the background: lodge serve
+// starts while the SMSC is down, and its SMS letters wait (a send before
+// the first bind fails for now and is tried again later, as a lost
+// connection does).
+type SMSC struct {
+	ready  chan struct{}
+	client *smpp.Client
+	err    error
+}
+
+// DialSMSC starts binding to the SMSC in the background until ctx ends
+// or the SMSC refuses the bind for good (logged).
+func DialSMSC(ctx context.Context, cfg smpp.Config, log *slog.Logger) *SMSC {
+	s := &SMSC{ready: make(chan struct{})}
+	go func() {
+		defer close(s.ready)
+		s.client, s.err = smpp.Dial(ctx, cfg)
+		if s.err != nil {
+			log.Error("SMSC: not bound; SMS letters stay unsent", "err", s.err)
+			return
+		}
+		log.Info("SMSC bound", "addr", cfg.Addr)
+	}()
+	return s
+}
+
+// errNotBound is Submit's answer before the first bind: temporary.
+var errNotBound = errors.New("the SMSC is not bound yet")
+
+// Submit submits through the bound client, or fails for now.
+func (s *SMSC) Submit(ctx context.Context, m smpp.Message) ([]string, error) {
+	select {
+	case <-s.ready:
+	default:
+		return nil, errNotBound
+	}
+	if s.client == nil {
+		return nil, fmt.Errorf("the SMSC refused the bind: %v", s.err) // the server's setup, not the letter's: temporary
+	}
+	return s.client.Submit(ctx, m)
+}
+
+// Client waits for the first bind and returns the bound client (ok
+// false when binding ended without one).
+func (s *SMSC) Client() (*smpp.Client, bool) {
+	<-s.ready
+	return s.client, s.client != nil
+}
+
+// Close closes the client once bound.
+func (s *SMSC) Close() {
+	select {
+	case <-s.ready:
+		if s.client != nil {
+			s.client.Close()
+		}
+	default:
+	}
+}

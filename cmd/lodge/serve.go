@@ -173,16 +173,14 @@ func runServe(ctx context.Context, args []string) error {
 		defer mailer.Close()
 		dcfg.Mailer = mailer
 	}
-	var sms *smpp.Client
+	var sms *delivery.SMSC
 	if *smppURL != "" {
 		scfg, err := smpp.ParseURL(*smppURL)
 		if err != nil {
 			return fmt.Errorf("-smpp: %w", err)
 		}
-		scfg.Log = log
-		if sms, err = smpp.Dial(ctx, scfg); err != nil {
-			return fmt.Errorf("-smpp: %w", err)
-		}
+		scfg.Log, scfg.Metrics = log, mailroomMetrics
+		sms = delivery.DialSMSC(ctx, scfg, log) // binds in the background: a down SMSC does not stop the server
 		defer sms.Close()
 		dcfg.SMS = sms
 	}
@@ -240,7 +238,11 @@ func runServe(ctx context.Context, args []string) error {
 	defer func() { stopWorkers(); wg.Wait() }()
 	if sms != nil {
 		// delivery receipts: Delivered, or a failover to post
-		go delivery.TakeReceipts(workers, sms.Receipts(), mailroom, log)
+		go func() {
+			if c, ok := sms.Client(); ok {
+				delivery.TakeReceipts(workers, c.Receipts(), mailroom, log)
+			}
+		}()
 	}
 	if *bounceAddr != "" {
 		stopBounces, err := delivery.ServeBounces(*bounceAddr, *bounceDomain, mailroom, mailroomMetrics, log)
