@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,67 +85,11 @@ func newPortalBrowser(t *testing.T, in *instance) *portalBrowser {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
-	axe, err := os.ReadFile(filepath.Join(installAxe(t), "axe-core", "axe.min.js"))
+	axe, err := os.ReadFile(filepath.Join(testenv.NpmCI(t, filepath.Join("testdata", "axe"), "axe", filepath.Join("axe-core", "axe.min.js")), "axe-core", "axe.min.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &portalBrowser{t: t, in: in, ctx: ctx, artifacts: artifacts, axe: string(axe)}
-}
-
-// installAxe installs the pinned axe-core (e2e/testdata/axe) once per lock
-// file into the user's cache folder (lodge-test/npm-axe-HASH) and returns
-// its node_modules folder. npm is looked up with testenv.Tool: missing, the
-// test is skipped, or fails in CI.
-func installAxe(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("testdata", "axe")
-	pkg, err := os.ReadFile(filepath.Join(src, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(pkg, lock...))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "lodge-test", "npm-axe-"+hex.EncodeToString(sum[:6]))
-	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "axe-core", "axe.min.js")); err == nil {
-		return modules
-	}
-	npm := testenv.Tool(t, "npm")
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp) // left only when the rename did not happen
-	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("npm ci of axe-core (%s): %v\n%s", src, err, out.String())
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// another test process installed it meanwhile
-		if _, serr := os.Stat(filepath.Join(modules, "axe-core", "axe.min.js")); serr != nil {
-			t.Fatalf("installing axe-core: %v", err)
-		}
-	}
-	return modules
 }
 
 // axeViolation is one rule axe-core finds broken, with where.

@@ -32,7 +32,6 @@ package smpptest
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -120,7 +119,7 @@ func StartWith(t T, o Options) *Server {
 		SystemID: o.SystemID, Password: o.Password,
 		t: t, opts: o, node: node,
 		script:      filepath.Join(testdata, "server.js"),
-		nodeModules: install(t, filepath.Join(testdata, "npm")),
+		nodeModules: testenv.NpmCI(t, filepath.Join(testdata, "npm"), "smpp", filepath.Join("smpp", "package.json")),
 		records:     filepath.Join(t.TempDir(), "records.jsonl"),
 	}
 	s.ln, err = net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -451,57 +450,6 @@ func Reassemble(submits []Record) ([]Message, error) {
 		whole = append(whole, m)
 	}
 	return whole, nil
-}
-
-// install installs the pinned npm packages once per lock file and
-// returns their node_modules folder.
-func install(t T, npmDir string) string {
-	t.Helper()
-	pkg, err := os.ReadFile(filepath.Join(npmDir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.ReadFile(filepath.Join(npmDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(pkg, lock...))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "lodge-test", "npm-smpp-"+hex.EncodeToString(sum[:6]))
-	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "smpp", "package.json")); err == nil {
-		return modules
-	}
-	npm := testenv.Tool(t, "npm")
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp) // left only when the rename did not happen
-	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(npm, "ci", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("npm ci of the smpp test server (%s): %v\n%s", npmDir, err, out.String())
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// another test process installed it meanwhile
-		if _, serr := os.Stat(filepath.Join(modules, "smpp", "package.json")); serr != nil {
-			t.Fatalf("installing the smpp test server: %v", err)
-		}
-	}
-	return modules
 }
 
 // syncBuffer is a buffer a process writes to while a test reads it.
