@@ -3,7 +3,6 @@ package upload
 import (
 	"bytes"
 	"strconv"
-	"strings"
 
 	"github.com/segmentio/encoding/json"
 	"github.com/valyala/fasthttp"
@@ -52,13 +51,8 @@ func (h *Handler) failovers(ctx *fasthttp.RequestCtx, p Principal, suffix string
 		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "use GET")
 		return
 	}
-	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
-	if account == "" {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
-		return
-	}
-	if account != p.Account {
-		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+	account, ok := h.account(ctx, f, p)
+	if !ok {
 		return
 	}
 	limit := maxFailovers

@@ -168,6 +168,22 @@ type refusal struct {
 	reason, msg string
 }
 
+// account reads the account query parameter (trimmed, upper-cased) and
+// checks it names the caller's account; when it does not, the request is
+// answered (400 or 403) and ok is false.
+func (h *Handler) account(ctx *fasthttp.RequestCtx, f Format, p Principal) (account string, ok bool) {
+	account = strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
+	if account == "" {
+		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
+		return "", false
+	}
+	if account != p.Account {
+		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+		return "", false
+	}
+	return account, true
+}
+
 // getSessionID opens a session for the caller's account.
 func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix string) {
 	f, ok := ParseFormat(suffix)
@@ -179,13 +195,7 @@ func (h *Handler) getSessionID(ctx *fasthttp.RequestCtx, p Principal, suffix str
 		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "use GET")
 		return
 	}
-	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
-	if account == "" {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
-		return
-	}
-	if account != p.Account {
-		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+	if _, ok := h.account(ctx, f, p); !ok {
 		return
 	}
 	ss, err := h.store.CreateSession(p.Account, p.User)

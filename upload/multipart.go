@@ -41,13 +41,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusMethodNotAllowed, "POST a multipart form")
 		return
 	}
-	account := strings.ToUpper(strings.TrimSpace(string(ctx.QueryArgs().Peek("account"))))
-	if account == "" {
-		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "the account parameter is required")
-		return
-	}
-	if account != p.Account {
-		h.refuse(ctx, f, rejectForbidden, fasthttp.StatusForbidden, "these credentials are not for account %s", account)
+	if _, ok := h.account(ctx, f, p); !ok {
 		return
 	}
 	if cl := ctx.Request.Header.ContentLength(); int64(cl) > h.cfg.MaxMultipartBytes {
