@@ -312,3 +312,12 @@ func (mr *Mailroom) MarkBatch(id, state string, at time.Time, by string) (Batch,
 	})
 	return b, err
 }
+
+// CheckAddress judges an address with the mailroom's address check (the
+// portal's address check page); ok is false when none is configured.
+func (mr *Mailroom) CheckAddress(lines []string) (v Verdict, ok bool) {
+	if mr.cfg.CheckAddress == nil {
+		return Verdict{}, false
+	}
+	return mr.cfg.CheckAddress(lines), true
+}

@@ -47,7 +47,7 @@ var funcs = template.FuncMap{
 
 func mustParsePages() *pages {
 	p := &pages{t: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "error"} {
+	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "check", "error"} {
 		p.t[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p

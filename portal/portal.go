@@ -242,6 +242,8 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.mailingsPage(r)
 	case rest == "failovers" && !post:
 		h.failoversPage(r)
+	case rest == "check":
+		h.checkPage(r, post)
 	case strings.HasPrefix(rest, "mailings/"):
 		h.mailingRoutes(r, strings.Split(strings.TrimPrefix(rest, "mailings/"), "/"), post)
 	default:

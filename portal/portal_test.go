@@ -478,3 +478,35 @@ func TestPaging(t *testing.T) {
 	b.get("/portal/mailings/BIG1?from=200").expect(200, "Letters 201–250 of 250", "Previous letters")
 	b.get("/portal/mailings?q=big1").expect(200, "Letters 1–100 of 250") // an EPID found whatever its case
 }
+
+// TestAddressCheck: addresses pasted with blank lines between them are
+// judged by the engine, shown (escaped) or downloaded as CSV (cells that
+// a spreadsheet would run as formulas defused); without the form's token
+// nothing is checked; bounds are said.
+func TestAddressCheck(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn("jo", joPass).expect(200)
+	b.get("/portal/check").expect(200, "Address check", `name="addresses"`)
+	token := b.csrf()
+	text := "Jo Citizen\r\n10 Jones St\r\nUltimo NSW 2007\r\n\r\nJoe Blogs\n10 Jones St\nSmithville NSW 2987\n\n\nA\n<script>x</script> VIC 3000\n\n=HYPERLINK(\"x\")\nLondon\nUnited Kingdom\n"
+	b.post("/portal/check", url.Values{"csrf": {token}, "addresses": {text}, "format": {"page"}}).
+		expect(200, "st-matched", "st-unmatched", "st-invalid", "st-international", "&lt;script&gt;x&lt;/script&gt;")
+	if strings.Contains(b.body, "<script>x") {
+		t.Fatal("an address rendered unescaped")
+	}
+	b.post("/portal/check", url.Values{"csrf": {token}, "addresses": {text}, "format": {"csv"}})
+	if b.status != 200 || !strings.HasPrefix(b.header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("CSV: %d %s", b.status, b.header.Get("Content-Type"))
+	}
+	rows := strings.Split(strings.TrimSpace(b.body), "\n")
+	if len(rows) != 5 || rows[0] != "address,status,nation,message" || !strings.HasPrefix(rows[1], `"Jo Citizen, 10 Jones St, Ultimo NSW 2007",matched,AUS`) ||
+		!strings.HasPrefix(rows[4], `"'=HYPERLINK(""x""), London, United Kingdom",international,GBR`) {
+		t.Fatalf("CSV rows:\n%s", b.body)
+	}
+	b.post("/portal/check", url.Values{"addresses": {text}}).expect(403)
+	b.get("/portal/check")
+	b.post("/portal/check", url.Values{"csrf": {b.csrf()}, "addresses": {"\n \n"}}).expect(422, "Paste at least one address")
+	b.post("/portal/check", url.Values{"csrf": {b.csrf()}, "addresses": {"1\n2\n3\n4\n5\n6\n7\n8"}}).expect(422, "Address 1 has more than 7 lines")
+	b.post("/portal/check", url.Values{"csrf": {b.csrf()}, "addresses": {strings.Repeat("A\nB\n\n", 1001)}}).expect(422, "At most 1,000 addresses")
+}
