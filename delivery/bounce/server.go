@@ -15,6 +15,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/emersion/go-smtp"
+
+	"github.com/lodge-mail/lodge/internal/dnsname"
 )
 
 // Bounce is one failed recipient of a delivery status notification sent
@@ -96,7 +98,7 @@ type Server struct {
 // NewServer checks cfg and returns a Server; Serve starts it.
 func NewServer(cfg Config) (*Server, error) {
 	cfg.Domain = strings.ToLower(cfg.Domain)
-	if !validDomain(cfg.Domain) {
+	if !dnsname.Valid(cfg.Domain) {
 		return nil, fmt.Errorf("bounce: domain %q is not a domain name", cfg.Domain)
 	}
 	if cfg.Handler == nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lodge-mail/lodge/internal/dnsname"
 )
 
 // ErrNotVERP is wrapped by ParseVERP's errors: the address is not one of
@@ -27,7 +29,7 @@ func VERP(token, domain string) (string, error) {
 		return "", err
 	}
 	d := strings.ToLower(domain)
-	if !validDomain(d) {
+	if !dnsname.Valid(d) {
 		return "", fmt.Errorf("bounce: VERP domain %q is not a domain name", domain)
 	}
 	return verpPrefix + token + "@" + d, nil
@@ -47,7 +49,7 @@ func ParseVERP(addr, domain string) (string, error) {
 		return "", fmt.Errorf("bounce: %q has no domain: %w", clip(addr), ErrNotVERP)
 	}
 	local, d := a[:at], a[at+1:]
-	if !validDomain(strings.ToLower(domain)) {
+	if !dnsname.Valid(strings.ToLower(domain)) {
 		return "", fmt.Errorf("bounce: VERP domain %q is not a domain name: %w", clip(domain), ErrNotVERP)
 	}
 	if !strings.EqualFold(d, domain) {
@@ -77,25 +79,6 @@ func checkToken(t string) error {
 		return fmt.Errorf("bounce: VERP token %q: a dot first, last or twice in a row", clip(t))
 	}
 	return nil
-}
-
-// validDomain reports whether s (lower case) is a DNS name of letters,
-// digits and hyphens in dot-separated labels.
-func validDomain(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // clip shortens s for an error message.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	gomail "github.com/wneessen/go-mail"
+
+	"github.com/lodge-mail/lodge/internal/dnsname"
 )
 
 // Config configures a Mailer. The zero value of every field but URL means
@@ -147,7 +149,7 @@ func parseURL(raw string) (server, error) {
 // like a domain (servers may check it), else localhost.
 func helloName() string {
 	h, err := os.Hostname()
-	if err != nil || !strings.Contains(h, ".") || !validDomain(strings.ToLower(h)) {
+	if err != nil || !strings.Contains(h, ".") || !dnsname.Valid(strings.ToLower(h)) {
 		return "localhost"
 	}
 	return strings.ToLower(h)
@@ -160,10 +162,10 @@ func loadDKIM(d DKIM) (crypto.Signer, error) {
 		}
 		return nil, nil
 	}
-	if !validDomain(strings.ToLower(d.Domain)) {
+	if !dnsname.Valid(strings.ToLower(d.Domain)) {
 		return nil, fmt.Errorf("email: DKIM domain %q is not a domain name", d.Domain)
 	}
-	if d.Selector == "" || !validDomain(strings.ToLower(d.Selector)) {
+	if d.Selector == "" || !dnsname.Valid(strings.ToLower(d.Selector)) {
 		return nil, fmt.Errorf("email: DKIM selector %q is not a DNS label", d.Selector)
 	}
 	pemBytes, err := os.ReadFile(d.KeyPath)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lodge-mail/lodge/internal/dnsname"
 )
 
 // ErrFaxNumber is wrapped by FaxTo's errors: the number cannot be dialled
@@ -31,7 +33,7 @@ func FaxTo(number, gatewayDomain string) (string, error) {
 		return "", err
 	}
 	domain := strings.ToLower(strings.TrimSpace(gatewayDomain))
-	if !validDomain(domain) {
+	if !dnsname.Valid(domain) {
 		return "", fmt.Errorf("email: fax gateway domain %q is not a domain name", gatewayDomain)
 	}
 	return digits + "@" + domain, nil
@@ -84,25 +86,6 @@ func faxDigits(number string) (string, error) {
 		return "", bad("an Australian mobile number takes no faxes")
 	}
 	return e164, nil
-}
-
-// validDomain reports whether s is a DNS name of letters, digits and
-// hyphens in dot-separated labels (what a gateway's domain is).
-func validDomain(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // truncate shortens s for an error message.

@@ -17,6 +17,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/lodge-mail/lodge/internal/dnsname"
 )
 
 // ErrClosed is returned by Send after Close (temporary: a later Mailer
@@ -80,7 +82,7 @@ func New(cfg Config) (*Mailer, error) {
 	}
 	if cfg.HelloName == "" {
 		cfg.HelloName = helloName()
-	} else if !validDomain(strings.ToLower(cfg.HelloName)) {
+	} else if !dnsname.Valid(strings.ToLower(cfg.HelloName)) {
 		return nil, fmt.Errorf("email: hello name %q is not a domain name", cfg.HelloName)
 	}
 	signer, err := loadDKIM(cfg.DKIM)
