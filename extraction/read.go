@@ -72,8 +72,8 @@ func readPages(ctx context.Context, kind, path string, req request, wantPages in
 		childReqEnv+"="+string(rj),
 		"GOMEMLIMIT="+strconv.FormatInt(req.Memory/4*3, 10),
 	)
-	var stderr strings.Builder
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	stderr := isolate.Capped{Max: 64 << 10}
+	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, 0, err
@@ -118,44 +118,11 @@ func readPages(ctx context.Context, kind, path string, req request, wantPages in
 	case end.Error != "":
 		return nil, rss, &docError{end.Error}
 	case !end.Done:
-		return nil, rss, &docError{"its text could not be read: " + crash(runErr, stderr.String(), req.Memory)}
+		return nil, rss, &docError{"its text could not be read: " + isolate.DescribeCrash(isolate.Child{Who: "the reader", Hint: "is extraction.RunChildIfRequested called at the top of main?", Stack: childStack, Memory: req.Memory}, runErr, stderr.String())}
 	case end.Pages != len(pages):
 		return nil, rss, fmt.Errorf("the text reader answered for %d pages of %d", len(pages), end.Pages)
 	}
 	return pages, rss, nil
-}
-
-func crash(runErr error, stderr string, memory int64) string {
-	switch {
-	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
-		return fmt.Sprintf("the reader overflowed its %d MiB stack", childStack>>20)
-	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-		strings.Contains(stderr, "address space") || strings.Contains(stderr, "failed to allocate"):
-		return fmt.Sprintf("the reader needed more than %d MiB of memory", memory>>20)
-	}
-	for _, line := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
-			return "the reader crashed: " + line
-		}
-	}
-	if runErr != nil {
-		return "the reader " + runErr.Error() + " (is extraction.RunChildIfRequested called at the top of main?)"
-	}
-	return "the reader gave no answer (is extraction.RunChildIfRequested called at the top of main?)"
-}
-
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(l.n, len(p))
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
 }
 
 // RunChildIfRequested turns this process into the text reader child when

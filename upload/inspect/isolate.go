@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lodge-mail/lodge/internal/isolate"
@@ -103,7 +101,7 @@ func InspectIsolated(ctx context.Context, kind Kind, path string, lim Limits) (D
 		childLimitEnv+"="+string(lj),
 		"GOMEMLIMIT="+strconv.FormatInt(lim.MaxMemory/4*3, 10),
 	)
-	var stdout, stderr capped
+	stdout, stderr := isolate.Capped{Max: childOutput}, isolate.Capped{Max: childOutput}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &stdout, &stderr
 	cmd.WaitDelay = time.Second
 	isolate.KillGroup(cmd) // with the processes it started (Ghostscript)
@@ -123,7 +121,7 @@ func InspectIsolated(ctx context.Context, kind Kind, path string, lim Limits) (D
 		}
 		return res.Document, nil
 	}
-	return Document{}, limitErr("document could not be inspected: %s", describeCrash(runErr, stderr.Bytes(), lim))
+	return Document{}, limitErr("document could not be inspected: %s", isolate.DescribeCrash(inspectorChild(lim), runErr, stderr.String()))
 }
 
 func lastJSON(out []byte) (childResult, bool) {
@@ -136,38 +134,8 @@ func lastJSON(out []byte) (childResult, bool) {
 	return res, true
 }
 
-func describeCrash(runErr error, stderr []byte, lim Limits) string {
-	s := string(stderr)
-	switch {
-	case strings.Contains(s, "stack overflow") || strings.Contains(s, "stack exceeds"):
-		return fmt.Sprintf("it overflowed the %d MiB stack", childMaxStack>>20)
-	case strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") ||
-		strings.Contains(s, "address space") || strings.Contains(s, "failed to allocate"): // the race detector's ways
-		return fmt.Sprintf("it needed more than %d MiB of memory", lim.MaxMemory>>20)
-	}
-	for _, line := range strings.Split(s, "\n") {
-		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
-			return "the inspector crashed: " + line
-		}
-	}
-	var ee *exec.ExitError
-	if errors.As(runErr, &ee) {
-		return "the inspector " + ee.ProcessState.String() + " (is inspect.RunChildIfRequested called at the top of main?)"
-	}
-	if runErr != nil {
-		return runErr.Error()
-	}
-	return "the inspector gave no answer (is inspect.RunChildIfRequested called at the top of main?)"
-}
-
-// capped keeps the first childOutput bytes written to it.
-type capped struct{ bytes.Buffer }
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := childOutput - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
+func inspectorChild(lim Limits) isolate.Child {
+	return isolate.Child{Who: "the inspector", Hint: "is inspect.RunChildIfRequested called at the top of main?", Stack: childMaxStack, Memory: lim.MaxMemory}
 }
 
 // RunChildIfRequested turns this process into a PagesIsolated child when
