@@ -25,6 +25,7 @@ type Admin interface {
 	AddUser(account, name, password string) (User, error)
 	User(name string) (User, error)
 	SetPassword(name, password string) error
+	SetRole(name, role string) error
 	DisableUser(name string) error
 	EnableUser(name string) error
 	Users(account string) ([]User, error)
@@ -71,6 +72,7 @@ type adminArgs struct {
 	Password *string `json:"password,omitempty"`
 	Label    *string `json:"label,omitempty"`
 	ID       *string `json:"id,omitempty"`
+	Role     *string `json:"role,omitempty"`
 }
 
 // Bits naming the fields of adminArgs.
@@ -81,13 +83,14 @@ const (
 	argPassword
 	argLabel
 	argID
+	argRole
 )
 
-var argNames = []string{"code", "name", "account", "password", "label", "id"}
+var argNames = []string{"code", "name", "account", "password", "label", "id", "role"}
 
 func (a *adminArgs) present() uint {
 	var m uint
-	for i, p := range []*string{a.Code, a.Name, a.Account, a.Password, a.Label, a.ID} {
+	for i, p := range []*string{a.Code, a.Name, a.Account, a.Password, a.Label, a.ID, a.Role} {
 		if p != nil {
 			m |= 1 << i
 		}
@@ -119,6 +122,7 @@ var adminOps = map[string]adminOp{
 	"add_user":        {required: argAccount | argName | argPassword, allowed: argAccount | argName | argPassword},
 	"user":            {required: argName, allowed: argName},
 	"set_password":    {required: argName | argPassword, allowed: argName | argPassword},
+	"set_role":        {required: argName | argRole, allowed: argName | argRole},
 	"disable_user":    {required: argName, allowed: argName},
 	"enable_user":     {required: argName, allowed: argName},
 	"users":           {allowed: argAccount},
@@ -187,6 +191,8 @@ func (c adminCall) run(a Admin) (any, error) {
 		return a.User(str(g.Name))
 	case "set_password":
 		return nil, a.SetPassword(str(g.Name), str(g.Password))
+	case "set_role":
+		return nil, a.SetRole(str(g.Name), str(g.Role))
 	case "disable_user":
 		return nil, a.DisableUser(str(g.Name))
 	case "enable_user":
@@ -313,6 +319,10 @@ func (c *adminClient) User(name string) (u User, err error) {
 
 func (c *adminClient) SetPassword(name, password string) error {
 	return c.call("set_password", &adminArgs{Name: &name, Password: &password}, nil)
+}
+
+func (c *adminClient) SetRole(name, role string) error {
+	return c.call("set_role", &adminArgs{Name: &name, Role: &role}, nil)
 }
 
 func (c *adminClient) DisableUser(name string) error {

@@ -541,6 +541,7 @@ func (nopAdmin) EnableAccount(code string) error                      { return n
 func (nopAdmin) AddUser(account, name, password string) (User, error) { return User{}, nil }
 func (nopAdmin) User(name string) (User, error)                       { return User{}, nil }
 func (nopAdmin) SetPassword(name, password string) error              { return nil }
+func (nopAdmin) SetRole(name, role string) error                      { return nil }
 func (nopAdmin) DisableUser(name string) error                        { return nil }
 func (nopAdmin) EnableUser(name string) error                         { return nil }
 func (nopAdmin) Users(account string) ([]User, error)                 { return nil, nil }

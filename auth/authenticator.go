@@ -54,6 +54,10 @@ type Principal struct {
 	User    string // user name (Basic or Digest), or ""
 	KeyID   string // API key id (Bearer), or ""
 	Method  string // MethodBearer, MethodBasic or MethodDigest
+	// Role is the user's (RoleCustomer or RoleOperator) for Basic, which
+	// the portal's sign-in uses; "" otherwise (an API key has no role,
+	// and the API does not look at it).
+	Role string
 }
 
 // Config tunes an Authenticator. The zero value means the defaults given
@@ -425,7 +429,7 @@ func (a *Authenticator) cached(ck [32]byte) (Principal, bool, error) {
 			return Principal{}, false, err
 		}
 		if active {
-			return Principal{Account: rec.Account, User: rec.Name, Method: MethodBasic}, true, nil
+			return Principal{Account: rec.Account, User: rec.Name, Method: MethodBasic, Role: rec.User.withRole().Role}, true, nil
 		}
 	}
 	a.cache.remove(ck)
@@ -459,7 +463,7 @@ func (a *Authenticator) verifyBasic(ck [32]byte, user string, pass []byte) (Prin
 	if a.cache != nil {
 		a.cache.put(ck, cacheEntry{user: rec.Name, account: rec.Account, gen: rec.Gen, expires: a.cfg.Now().Add(a.cfg.CacheTTL)})
 	}
-	return Principal{Account: rec.Account, User: rec.Name, Method: MethodBasic}, nil
+	return Principal{Account: rec.Account, User: rec.Name, Method: MethodBasic, Role: rec.User.withRole().Role}, nil
 }
 
 // verify runs one password verification, at most MaxConcurrentHashes at a

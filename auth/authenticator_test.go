@@ -108,7 +108,7 @@ func basic(user, pass string) string {
 
 func TestAuthenticate(t *testing.T) {
 	fx := newFixture(t, Config{CacheTTL: -1, MaxFailures: -1})
-	alice := Principal{Account: "ABC12345", User: "alice", Method: MethodBasic}
+	alice := Principal{Account: "ABC12345", User: "alice", Method: MethodBasic, Role: RoleCustomer}
 	bearer := Principal{Account: "ABC12345", KeyID: fx.goodID, Method: MethodBearer}
 	dummy := fx.s.dummyHash()
 
@@ -148,7 +148,7 @@ func TestAuthenticate(t *testing.T) {
 	f(basic("alice", "password1"), nil, alice, fx.hash("alice"), 0)
 	f("basic "+b64([]byte("alice:password1")), nil, alice, fx.hash("alice"), 0)
 	f("Basic "+base64.RawStdEncoding.EncodeToString([]byte("alice:password1")), nil, alice, fx.hash("alice"), 0) // no padding
-	f(basic("colon", "pass:word:x"), nil, Principal{Account: "ABC12345", User: "colon", Method: MethodBasic}, fx.hash("colon"), 0)
+	f(basic("colon", "pass:word:x"), nil, Principal{Account: "ABC12345", User: "colon", Method: MethodBasic, Role: RoleCustomer}, fx.hash("colon"), 0)
 	f(basic("alice", "password2"), ErrInvalid, none, fx.hash("alice"), 0)
 	f(basic("alice", ""), ErrInvalid, none, fx.hash("alice"), 0)
 	f(basic("Alice", "password1"), ErrInvalid, none, dummy, 0) // names are exact

@@ -317,7 +317,7 @@ func TestDigest(t *testing.T) {
 	// The other schemes go through AuthenticateRequest as through
 	// Authenticate.
 	f("Bearer "+fx.good, nil, Principal{Account: "ABC12345", KeyID: fx.goodID, Method: MethodBearer}, "")
-	f(basic("alice", "password1"), nil, Principal{Account: "ABC12345", User: "alice", Method: MethodBasic}, "")
+	f(basic("alice", "password1"), nil, Principal{Account: "ABC12345", User: "alice", Method: MethodBasic, Role: RoleCustomer}, "")
 	f(basic("alice", "password2"), ErrInvalid, none, "")
 	f("Bearer "+strings.Repeat("A", 5000), ErrMalformed, none, "") // their limit is unchanged
 	f("", ErrMissing, none, "")

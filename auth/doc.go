@@ -12,8 +12,9 @@
 //   - Accounts: a code (three upper-case letters, five digits), a name and
 //     whether the account is disabled.
 //   - Users: a name (1 to 64 of A-Z a-z 0-9 . _ @ -, compared exactly), the
-//     account they belong to, whether they are disabled and their password
-//     as an argon2id hash in PHC form
+//     account they belong to, whether they are disabled, their role
+//     ("operator", or absent for a customer: records made before roles
+//     read as customers) and their password as an argon2id hash in PHC form
 //     ($argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>, salt and hash base64
 //     without padding). The parameters travel in the hash, so they can be
 //     raised later without invalidating stored passwords. Alongside it, for
@@ -72,7 +73,8 @@
 //
 // auth's ops are add_account (code, name), account (code), accounts,
 // disable_account and enable_account (code), add_user (account, name,
-// password), user (name), set_password (name, password), disable_user
+// password), user (name), set_password (name, password), set_role (name, role:
+// customer or operator), disable_user
 // and enable_user (name), users (account), create_key (account, label;
 // answers {"secret":...,"key":{...}}), keys (account) and revoke_key
 // (id); ping (answers {"protocol":1,"ops":[...]}) is the socket's. Each

@@ -57,11 +57,43 @@ type Account struct {
 // User is a user of an account who authenticates with a password. The
 // password hash is not part of it.
 type User struct {
-	Name        string    `json:"name"`
-	Account     string    `json:"account"`
-	Disabled    bool      `json:"disabled,omitempty"`
+	Name     string `json:"name"`
+	Account  string `json:"account"`
+	Disabled bool   `json:"disabled,omitempty"`
+	// Role is RoleCustomer or RoleOperator. A record written before roles
+	// existed has none and reads as RoleCustomer (see Store.User): the
+	// customer role is stored as an absent field, so such a record and a
+	// customer's are the same bytes.
+	Role        string    `json:"role,omitempty"`
 	Created     time.Time `json:"created"`
 	PasswordSet time.Time `json:"password_set"`
+}
+
+// User roles. A customer's user sees its own account's mailings in the
+// portal; an operator's sees them too and also the print room's pages of
+// every account (the portal's operator view).
+const (
+	RoleCustomer = "customer"
+	RoleOperator = "operator"
+)
+
+// IsOperator says whether the user has the operator role.
+func (u User) IsOperator() bool { return u.Role == RoleOperator }
+
+// CheckRole says why role is not one a user can have, or nil.
+func CheckRole(role string) error {
+	if role != RoleCustomer && role != RoleOperator {
+		return fmt.Errorf("role %.32q: %w: want %s or %s", role, ErrInvalidInput, RoleCustomer, RoleOperator)
+	}
+	return nil
+}
+
+// withRole fills in the role a record without one has.
+func (u User) withRole() User {
+	if u.Role == "" {
+		u.Role = RoleCustomer
+	}
+	return u
 }
 
 // Key is an API key without its secret.
@@ -501,7 +533,7 @@ func (s *Store) AddUser(account, name, password string) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	return rec.User, nil
+	return rec.User.withRole(), nil
 }
 
 func (s *Store) isClosed() bool {
@@ -523,7 +555,7 @@ func (s *Store) User(name string) (User, error) {
 	if err == nil && !ok {
 		err = fmt.Errorf("user %s: %w", name, ErrNotFound)
 	}
-	return rec.User, err
+	return rec.User.withRole(), err
 }
 
 func (s *Store) userRecord(name string) (userRecord, bool, error) {
@@ -544,6 +576,21 @@ func (s *Store) SetPassword(name, password string) error {
 	return s.updateUser(name, func(rec *userRecord) {
 		rec.Hash, rec.Realm, rec.HA1MD5, rec.HA1SHA256 = fresh.Hash, fresh.Realm, fresh.HA1MD5, fresh.HA1SHA256
 		rec.PasswordSet = s.now().UTC()
+	})
+}
+
+// SetRole gives a user a role (RoleCustomer or RoleOperator). Like every
+// change to a user, it ends the cached verifications of its password, so
+// that the next sign-in carries the new role.
+func (s *Store) SetRole(name, role string) error {
+	if err := CheckRole(role); err != nil {
+		return err
+	}
+	return s.updateUser(name, func(rec *userRecord) {
+		rec.Role = role
+		if role == RoleCustomer {
+			rec.Role = "" // stored as absent, as before roles existed
+		}
 	})
 }
 
@@ -580,7 +627,7 @@ func (s *Store) Users(account string) ([]User, error) {
 	err := s.read(func() error {
 		return scanJSON(s.db, userPrefix, func(r userRecord) {
 			if c == "" || r.Account == c {
-				out = append(out, r.User)
+				out = append(out, r.User.withRole())
 			}
 		})
 	})

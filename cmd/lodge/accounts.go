@@ -36,8 +36,12 @@ Every command takes -data-dir (default lodge-data).
 `
 
 const userUsage = `usage:
-  lodge user add -account CODE [-password-stdin] NAME   add a user (asks for the password)
+  lodge user add -account CODE [-operator] [-password-stdin] NAME
+                                                        add a user (asks for the password);
+                                                        -operator: with the operator role
   lodge user passwd [-password-stdin] NAME              set a user's password
+  lodge user role NAME customer|operator                set a user's role (operators see every
+                                                        account's print batches in the portal)
   lodge user disable|enable NAME                        stop or restart a user
   lodge user list [-account CODE]                       list users
 The password is read from the terminal without echo, or as one line from
@@ -201,10 +205,11 @@ func runUser(args []string) error {
 	switch sub := args[0]; sub {
 	case "add", "passwd":
 		var account string
-		var fromStdin bool
+		var fromStdin, operator bool
 		c := newAuthCommand("user", sub, userUsage, func(fs *flag.FlagSet) {
 			if sub == "add" {
 				fs.StringVar(&account, "account", "", "the account the user belongs to (required)")
+				fs.BoolVar(&operator, "operator", false, "give the user the operator role (the portal's print room pages, every account's batches)")
 			}
 			fs.BoolVar(&fromStdin, "password-stdin", false, "read the password as one line from stdin")
 		})
@@ -244,13 +249,40 @@ func runUser(args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("added user %s to account %s\n", u.Name, u.Account)
+			if operator {
+				// a second write: should it fail, the user is a
+				// customer, the role with less access
+				if err := s.SetRole(name, auth.RoleOperator); err != nil {
+					return fmt.Errorf("user %s was added as a customer; its operator role was not set: %w", name, err)
+				}
+				u.Role = auth.RoleOperator
+			}
+			fmt.Printf("added user %s to account %s as %s\n", u.Name, u.Account, u.Role)
 			return nil
 		}
 		if err := s.SetPassword(name, pw); err != nil {
 			return err
 		}
 		fmt.Printf("password of %s changed\n", name)
+		return nil
+	case "role":
+		c := newAuthCommand("user", sub, userUsage, nil)
+		if err := c.parse(args[1:], 2); err != nil {
+			return err
+		}
+		if err := auth.CheckRole(c.args[1]); err != nil {
+			c.fs.Usage()
+			return err
+		}
+		s, done, err := c.open(true)
+		if err != nil {
+			return err
+		}
+		defer done()
+		if err := s.SetRole(c.args[0], c.args[1]); err != nil {
+			return err
+		}
+		fmt.Printf("user %s is now %s\n", c.args[0], c.args[1])
 		return nil
 	case "disable", "enable":
 		c := newAuthCommand("user", sub, userUsage, nil)
@@ -297,9 +329,9 @@ func runUser(args []string) error {
 			return nil
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tACCOUNT\tSTATUS\tCREATED\tPASSWORD SET")
+		fmt.Fprintln(w, "NAME\tACCOUNT\tROLE\tSTATUS\tCREATED\tPASSWORD SET")
 		for _, u := range users {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", u.Name, u.Account, status(u.Disabled), when(u.Created), when(u.PasswordSet))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", u.Name, u.Account, u.Role, status(u.Disabled), when(u.Created), when(u.PasswordSet))
 		}
 		return w.Flush()
 	case "-h", "--help", "help":
