@@ -6,8 +6,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"path"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -54,7 +52,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		h.refuse(ctx, f, rejectBadRequest, fasthttp.StatusBadRequest, "send multipart/form-data with a boundary")
 		return
 	}
-	ss, err := h.store.CreateSession(p.Account, p.User)
+	in, err := h.Begin(p)
 	if err != nil {
 		h.internal(ctx, f, "create session", err)
 		return
@@ -62,17 +60,14 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	// One request, one mailing: a request that fails abandons its session,
 	// with its files, and the session keeps why (what the client was told)
 	// for whoever tries to continue it.
-	ended := false
 	why := "the request failed"
 	refuse := func(reason string, status int, format string, args ...any) {
 		why = fmt.Sprintf(format, args...)
 		h.refuse(ctx, f, reason, status, "%s", why)
 	}
 	defer func() {
-		if !ended {
-			if err := h.store.Abandon(ss.EPID, why); err != nil {
-				h.log.Error("abandon multipart session", "session", ss.EPID, "err", err)
-			}
+		if err := in.Close(why); err != nil {
+			h.log.Error("abandon multipart session", "session", in.EPID(), "err", err)
 		}
 	}()
 	tooLarge := func() {
@@ -81,11 +76,6 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	}
 	body := &countingReader{r: bodyReader(ctx), max: h.cfg.MaxMultipartBytes}
 	mr := multipart.NewReader(body, params["boundary"])
-	n := 0
-	// A name is one file of the mailing: a second part of the same name
-	// would silently replace the first, and the letters go out with
-	// whichever came last.
-	partOf := map[string]int{} // file name → its part number
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -103,27 +93,18 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 			io.Copy(io.Discard, part)
 			continue
 		}
-		// browsers may send C:\fakepath\name.pdf: the name is what counts
-		name := path.Base(strings.ReplaceAll(part.FileName(), "\\", "/"))
-		ext, status, msg := CheckName(name)
-		if status != 0 {
-			refuse(nameReason(status), status, "part %d: %s", n+1, msg)
-			return
-		}
-		if first, dup := partOf[name]; dup {
-			refuse(rejectDuplicate, fasthttp.StatusBadRequest, "parts %d and %d are both named %s: send each file once, under names of their own", first, n+1, name)
-			return
-		}
-		partOf[name] = n + 1
-		if _, no := h.receive(ss, p.User, name, ext, -1, part); no.status != 0 {
-			if errors.Is(body.err(), errMultipartTooLarge) {
+		if _, err := in.Add(part.FileName(), part); err != nil {
+			no := err.(*Refusal)
+			switch {
+			case errors.Is(body.err(), errMultipartTooLarge):
 				tooLarge()
-				return
+			case no.First != 0:
+				refuse(no.Reason, no.Status, "parts %d and %d are both named %s: send each file once, under names of their own", no.First, no.Part, no.Name)
+			default:
+				refuse(no.Reason, no.Status, "part %d: %s", no.Part, no.Msg)
 			}
-			refuse(no.reason, no.status, "part %d: %s", n+1, no.msg)
 			return
 		}
-		n++
 	}
 	// the parser may have found the closing boundary in what it read
 	// before it saw the error: the limit holds all the same
@@ -131,11 +112,11 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		tooLarge()
 		return
 	}
-	if n == 0 {
+	if in.Files() == 0 {
 		refuse(rejectBadRequest, fasthttp.StatusBadRequest, "no file parts: send each file as a part named \"file\"")
 		return
 	}
-	res, err := h.end(ss, p.User)
+	res, err := in.End()
 	if err != nil {
 		why = "end session failed"
 		h.internal(ctx, f, "end session", err)
@@ -151,8 +132,6 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		}
 		why = "the mailing was rejected: " + res.Error
 		add(h.store.m.rejections, rejectMailing, 1)
-	} else {
-		ended = true
 	}
 	reply(ctx, f, status, encodeEnd(f, res))
 }
