@@ -321,3 +321,14 @@ func (mr *Mailroom) CheckAddress(lines []string) (v Verdict, ok bool) {
 	}
 	return mr.cfg.CheckAddress(lines), true
 }
+
+// SuggestAddress judges an address and returns the corrected address the
+// address check suggests for it, if any; ok is false when no suggestions
+// are configured.
+func (mr *Mailroom) SuggestAddress(lines []string) (v Verdict, suggestion []string, ok bool) {
+	if mr.cfg.SuggestAddress == nil {
+		return Verdict{}, nil, false
+	}
+	v, suggestion = mr.cfg.SuggestAddress(lines)
+	return v, suggestion, true
+}

@@ -65,6 +65,11 @@ type Config struct {
 	// CheckAddress judges a corrected postal address (the address check
 	// engine).
 	CheckAddress func(lines []string) Verdict
+	// SuggestAddress returns the address the address check suggests for
+	// lines (the engine's detail.suggestion: a corrected locality,
+	// street or postcode), nil when it has none; the portal offers it
+	// while a customer types a correction. Nil: no suggestions.
+	SuggestAddress func(lines []string) (Verdict, []string)
 	// Channels are the delivery channels this server can send by; a
 	// letter whose primary channel is another is held (default postal).
 	Channels []string
