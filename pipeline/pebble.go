@@ -25,7 +25,7 @@ import (
 //	l/<epid>/<idx:%08d>                             Letter
 //	c/<epid>                                        letters per status: {"Received": n, ...}
 //	r/<account>/<hex(ref)>/<created:%016x>/<epid>/<idx:%08d>   "" : letters by reference, oldest mailing first
-//	a/<account>/<^created:%016x>/<epid>             "" : mailings of an account, newest first
+//	a/<account>/<^created:%016x>/<epid>             MailingSummary (summary.go's encoding): mailings of an account, newest first
 //	b/<id>                                          Batch
 //	s/<state>/<created:%016x>/<id>                  "" : batches by state, oldest first
 //	j/<kind>/<due:%016x>/<key>                      Job
@@ -34,7 +34,10 @@ import (
 //	x/<hex(alias)>                                  {"epid","idx"}: a letter by a gateway's id for it (SMS message ids)
 //
 // created and due are Unix nanoseconds; ^created is its bitwise NOT. The
-// index keys are written in the same batch as the record they index.
+// index keys are written in the same batch as the record they index. An
+// a/ key's summary is rewritten by every commit that puts its mailing or
+// changes its counts; an empty one (written before summaries were kept)
+// is read as the mailing and its counts say.
 const (
 	pfx         = "mail/v1/"
 	pfxMailing  = pfx + "m/"
@@ -205,7 +208,7 @@ func (s *PebbleStore) Submit(m Mailing, letters []Letter, jobs []Job) error {
 func (s *PebbleStore) Update(epids []string, fn func(Tx) error) error {
 	unlock := s.lockAll(epids)
 	defer unlock()
-	tx := &pebbleTx{s: s, b: s.db.NewIndexedBatch(), epids: epids, counts: map[string]map[string]int{}}
+	tx := &pebbleTx{s: s, b: s.db.NewIndexedBatch(), epids: epids, counts: map[string]map[string]int{}, summaries: map[string]bool{}}
 	defer tx.b.Close()
 	if err := fn(tx); err != nil {
 		return err
@@ -214,6 +217,9 @@ func (s *PebbleStore) Update(epids []string, fn func(Tx) error) error {
 		return tx.err
 	}
 	if err := tx.flushCounts(); err != nil {
+		return err
+	}
+	if err := tx.flushSummaries(); err != nil {
 		return err
 	}
 	// The leases of the jobs this transaction ends are checked and
@@ -448,6 +454,111 @@ func (s *PebbleStore) Mailings(account string, before time.Time, limit int) ([]M
 	return out, err
 }
 
+// SearchMailings implements Store: it reads the account's index from
+// the query's place on, its summaries in place, and stops at a full page
+// (one more match found), the end of the account or From, or MaxScan.
+func (s *PebbleStore) SearchMailings(q MailingQuery) (MailingPage, error) {
+	var page MailingPage
+	if err := q.validate(); err != nil {
+		return page, err
+	}
+	prefix := pfxAccount + q.Account + "/"
+	from := prefix
+	if !q.Before.IsZero() {
+		// keys hold ^created: those after ^before were created before it
+		from = fmt.Sprintf("%s%016x", prefix, ^uint64(q.Before.UnixNano())+1)
+	}
+	if !q.After.IsZero() {
+		if after := accountKey(&Mailing{Account: q.Account, Created: q.After.Created, EPID: q.After.EPID}) + "\x00"; after > from {
+			from = after
+		}
+	}
+	f := newSummaryFilter(&q)
+	var (
+		v       summaryView
+		lastKey []byte
+		more    bool // a match past the page's last
+	)
+	cursorOf := func(k []byte) MailingCursor {
+		inv, _ := parseHex16(k[len(prefix):])
+		return MailingCursor{Created: time.Unix(0, int64(^inv)).UTC(), EPID: string(k[len(prefix)+17:])}
+	}
+	err := scanReader(s.db, prefix, from, func(k, val []byte) (bool, error) {
+		rest := k[len(prefix):]
+		inv, ok := parseHex16(rest)
+		if !ok || len(rest) < 18 || rest[16] != '/' {
+			return false, fmt.Errorf("bad account key %q", k)
+		}
+		if !q.From.IsZero() && int64(^inv) < q.From.UnixNano() {
+			return false, nil
+		}
+		if q.MaxScan > 0 && page.Scanned >= q.MaxScan {
+			page.Bounded = true
+			return false, nil
+		}
+		page.Scanned++
+		lastKey = append(lastKey[:0], k...)
+		epid := rest[17:]
+		if len(val) == 0 {
+			// written before summaries were kept
+			m, err := s.Mailing(string(epid))
+			if err != nil {
+				return false, fmt.Errorf("mailing of %q: %w", k, err)
+			}
+			c, err := s.Counts(m.EPID)
+			if err != nil {
+				return false, err
+			}
+			val = encodeSummary(&m, c)
+		}
+		if err := v.decode(val); err != nil {
+			return false, fmt.Errorf("%q: %w", k, err)
+		}
+		if !f.match(&v) {
+			return true, nil
+		}
+		if q.Limit > 0 && len(page.Mailings) == q.Limit {
+			more = true
+			return false, nil
+		}
+		page.Mailings = append(page.Mailings, v.summary(q.Account, string(epid), time.Unix(0, int64(^inv)).UTC()))
+		return true, nil
+	})
+	if err != nil {
+		return MailingPage{}, err
+	}
+	switch {
+	case more:
+		page.Next = page.Mailings[len(page.Mailings)-1].Cursor()
+	case page.Bounded && q.Limit > 0 && len(page.Mailings) == q.Limit:
+		// full, and the look for one more was cut short: the next page
+		// tells
+		page.Next, page.Bounded = page.Mailings[len(page.Mailings)-1].Cursor(), false
+	case page.Bounded:
+		page.Next = cursorOf(lastKey)
+	}
+	return page, nil
+}
+
+// parseHex16 reads 16 lower-case hex digits.
+func parseHex16(b []byte) (uint64, bool) {
+	if len(b) < 16 {
+		return 0, false
+	}
+	var x uint64
+	for _, c := range b[:16] {
+		switch {
+		case '0' <= c && c <= '9':
+			x = x<<4 | uint64(c-'0')
+		case 'a' <= c && c <= 'f':
+			x = x<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return x, true
+}
+
 // Batch implements Store.
 func (s *PebbleStore) Batch(id string) (Batch, error) {
 	var b Batch
@@ -502,8 +613,11 @@ type pebbleTx struct {
 	b      *pebble.Batch
 	epids  []string
 	counts map[string]map[string]int // epid → status → change
-	done   []leaseRef
-	err    error
+	// summaries are the mailings whose summary (a/ key) is rewritten at
+	// commit: the mailing was put or its counts changed.
+	summaries map[string]bool
+	done      []leaseRef
+	err       error
 }
 
 type leaseRef struct {
@@ -596,7 +710,7 @@ func (t *pebbleTx) PutMailing(m Mailing) {
 		return
 	}
 	t.set(pfxMailing+m.EPID, m)
-	t.set(accountKey(&m), nil)
+	t.summaries[m.EPID] = true // the a/ key, written by flushSummaries
 }
 
 func (t *pebbleTx) PutLetter(l Letter) {
@@ -641,12 +755,36 @@ func (t *pebbleTx) flushCounts() error {
 		if err := t.get(pfxCounts+epid, &c); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
+		changed := false
 		for st, d := range delta {
+			if d != 0 {
+				changed = true
+			}
 			if c[st] += d; c[st] == 0 {
 				delete(c, st)
 			}
 		}
-		t.set(pfxCounts+epid, c)
+		if changed {
+			t.set(pfxCounts+epid, c)
+			t.summaries[epid] = true
+		}
+	}
+	return t.err
+}
+
+// flushSummaries writes the summaries of the mailings put or whose
+// counts changed, after flushCounts: the same commit carries them.
+func (t *pebbleTx) flushSummaries() error {
+	for epid := range t.summaries {
+		m, err := t.Mailing(epid)
+		if err != nil {
+			return fmt.Errorf("summary of mailing %s: %w", epid, err)
+		}
+		c := map[string]int{}
+		if err := t.get(pfxCounts+epid, &c); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		t.fail(t.b.Set([]byte(accountKey(&m)), encodeSummary(&m, c), nil))
 	}
 	return t.err
 }

@@ -64,6 +64,15 @@ type Store interface {
 	// Mailings returns up to limit mailings of an account created before
 	// before (zero: from the newest), newest first.
 	Mailings(account string, before time.Time, limit int) ([]Mailing, error)
+	// SearchMailings returns a page of the summaries of an account's
+	// mailings that pass the query's filters, newest first (those created
+	// at the same instant in EPID order), from the query's cursor on. It
+	// reads kept summaries, not the mailings: a summary is current with
+	// the last commit that put its mailing or changed a letter's status.
+	// (PostgreSQL: the summary columns on the mailings row, an index on
+	// (account, created DESC, epid), WHERE (created, epid) past the
+	// cursor, ILIKE and a counts->status test for the filters.)
+	SearchMailings(q MailingQuery) (MailingPage, error)
 	// Batch returns one batch; Batches every batch in a state ("" all),
 	// oldest first.
 	Batch(id string) (Batch, error)

@@ -300,6 +300,8 @@ func testStore(t *testing.T, open func(t *testing.T) (s Store, reopen func() Sto
 			t.Fatalf("%d events, want 20: an update was lost", len(l[0].Events))
 		}
 	})
+
+	testSearchMailings(t, open)
 }
 
 // TestRunner: jobs run once each, failures come back after the backoff, a
