@@ -446,6 +446,9 @@ func (h *Handler) EndFiles(epid string, files []File) []EndFile {
 		if f.Archive != "" {
 			apath = f.Archive + "!" + f.Name
 		}
+		if f.Portal {
+			apath = "portal!" + f.Name
+		}
 		out = append(out, EndFile{Name: f.Name, Size: f.Size, Received: f.Received, Declared: f.Declared, Chunks: f.Chunks,
 			Intent: f.Intent, First: f.First, Last: f.Last, Host: h.cfg.Host, APath: apath,
 			GPath: path.Join("blobs", epid, f.Blob), SHA1: f.SHA1})

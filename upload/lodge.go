@@ -38,6 +38,9 @@ type LodgerConfig struct {
 	// account (email_from domains, alphanumeric sms_from names); nil
 	// approves none.
 	Senders func(account string) (pipeline.Senders, error)
+	// Library finds the account's portal documents that metadata names
+	// (portaldocs.go); nil: metadata names only the session's files.
+	Library PortalDocs
 }
 
 // Mailroom takes the mailings end_session accepts and produces them
@@ -90,6 +93,10 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		return EndResult{}, err
 	}
 	res := EndResult{SessionID: ss.EPID}
+	files, err := l.dropPortalCopies(ss, files)
+	if err != nil {
+		return res, err
+	}
 	var probs []string
 	reject := func() (EndResult, error) {
 		files, _ := l.store.Files(ss.EPID)
@@ -108,7 +115,6 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		return reject()
 	}
 	// unpack archives into the session
-	var err error
 	if files, probs, err = l.unpack(ss, files); err != nil {
 		return res, err
 	}
@@ -174,6 +180,8 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 	var pack *metadata.Pack
 	var plan []metadata.PlannedLetter
 	var warns []string
+	var portal []PortalDoc // library documents the metadata names, open
+	defer func() { closePortalDocs(portal) }()
 	if len(meta) == 1 {
 		b, err := os.ReadFile(l.store.BlobPath(ss.EPID, meta[0]))
 		if err != nil {
@@ -188,6 +196,11 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 			mp = append(mp, l.checkSenders(ss.Account, pack)...)
 		}
 		if !metadata.HasErrors(mp) && !docProbs {
+			var pinfos metadata.Files
+			if pinfos, portal, err = l.portalDocs(ss.Account, pack, files); err != nil {
+				return res, err
+			}
+			infos = append(infos, pinfos...)
 			var pp []metadata.Problem
 			plan, pp = pack.Plan(infos)
 			mp = append(mp, pp...)
@@ -218,7 +231,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 		probs = append(probs, "no document was uploaded (pdf, ps or xps)")
 		return reject()
 	}
-	return l.commit(ss, files, meta, pack, plan, append(sizeWarns, warns...))
+	return l.commit(ss, files, portal, meta, pack, plan, append(sizeWarns, warns...))
 }
 
 // unpack extracts every ZIP of the session into it as files of their own.
@@ -335,7 +348,12 @@ func (l *Lodger) inspect(epid string, f File) (inspect.Document, error) {
 // then the session is marked ended (another). A crash between the two
 // leaves the session open with its mailing recorded; the next
 // end_session finds the mailing and finishes (resume).
-func (l *Lodger) commit(ss Session, files []File, meta []File, pack *metadata.Pack, plan []metadata.PlannedLetter, warns []string) (EndResult, error) {
+func (l *Lodger) commit(ss Session, files []File, portal []PortalDoc, meta []File, pack *metadata.Pack, plan []metadata.PlannedLetter, warns []string) (EndResult, error) {
+	copies, err := l.copyPortalDocs(ss, portal)
+	if err != nil {
+		return EndResult{}, err
+	}
+	files = append(files, copies...)
 	now := l.store.opt.Now().UTC()
 	by := ss.EndedBy
 	if by == "" {

@@ -38,7 +38,7 @@ type EndFile struct {
 	First    float64 `json:"first"`
 	Last     float64 `json:"last"`
 	Host     string  `json:"host"`  // the server that stored it
-	APath    string  `json:"apath"` // where it came from: its name, or ARCHIVE!ENTRY for a file unpacked from a ZIP
+	APath    string  `json:"apath"` // where it came from: its name, ARCHIVE!ENTRY for a file unpacked from a ZIP, portal!NAME for a copy of a library document the metadata names
 	GPath    string  `json:"gpath"` // where it is kept: blobs/<epid>/<blob> under the upload directory
 	SHA1     string  `json:"sha1"`
 }

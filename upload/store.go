@@ -95,7 +95,11 @@ type File struct {
 	Pages    int     `json:"pages,omitempty"` // page count of a document, once known
 	Blob     string  `json:"blob"`            // blob file name under blobs/<epid>/
 	Archive  string  `json:"archive,omitempty"`
-	By       string  `json:"by,omitempty"` // who uploaded it last (user name or API key id)
+	// Portal marks a copy of a document of the account's library that
+	// the mailing's metadata names (portaldocs.go), not a file the client
+	// uploaded in the session.
+	Portal bool   `json:"portal,omitempty"`
+	By     string `json:"by,omitempty"` // who uploaded it last (user name or API key id)
 
 	// PageSizes holds end_session's warnings about the document's pages
 	// that are not A4, one a line, made when its pages are counted (text,
