@@ -44,7 +44,7 @@
 // A Library is safe for concurrent use by one process (another process
 // must not use the same directory). Writing and counting an upload happen
 // outside any lock; changes of an index (the end of Put, Delete) are
-// serialised by one lock, which readers (List, Get, Read, PortalDoc)
+// serialised by one lock, which readers (List, Get, Read, PortalDocs)
 // share: a reader sees an index and opens its blobs before any writer can
 // remove them, and an open document stays readable whatever happens to
 // it later.
@@ -92,6 +92,28 @@ var (
 type RefusedError struct{ Msg string }
 
 func (e *RefusedError) Error() string { return e.Msg }
+
+// ReadError is a failure to read the document's body (the client's
+// connection cut, a form over its limit), as opposed to one of storing
+// it.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return "reading the document: " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// bodyReader remembers the error its reader gave.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
 
 // Options tune a Library. The zero value of each field means its default.
 type Options struct {
@@ -327,10 +349,11 @@ func (l *Library) Put(account, by, name string, declared int64, body io.Reader) 
 	if err := l.room(account, name); err != nil {
 		return Document{}, err
 	}
+	br := &bodyReader{r: body}
 	head := make([]byte, upload.HeadSize)
-	n, err := io.ReadFull(body, head)
+	n, err := io.ReadFull(br, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return Document{}, err
+		return Document{}, &ReadError{err}
 	}
 	head = head[:n]
 	kind, err := inspect.CheckType(name, head)
@@ -352,15 +375,18 @@ func (l *Library) Put(account, by, name string, declared int64, body io.Reader) 
 		}
 	}()
 	h := sha1.New()
-	size, err := io.Copy(io.MultiWriter(tmp, h), io.MultiReader(bytes.NewReader(head), io.LimitReader(body, l.opt.MaxBytes-int64(n)+1)))
+	size, err := io.Copy(io.MultiWriter(tmp, h), io.MultiReader(bytes.NewReader(head), io.LimitReader(br, l.opt.MaxBytes-int64(n)+1)))
+	if br.err != nil {
+		return Document{}, &ReadError{br.err}
+	}
 	if err != nil {
-		return Document{}, fmt.Errorf("receiving %s: %w", name, err)
+		return Document{}, fmt.Errorf("storing %s: %w", name, err)
 	}
 	if size > l.opt.MaxBytes {
 		return Document{}, ErrTooLarge
 	}
 	if declared >= 0 && size != declared {
-		return Document{}, fmt.Errorf("receiving %s: %d bytes, %d declared", name, size, declared)
+		return Document{}, &ReadError{fmt.Errorf("%d bytes, %d declared", size, declared)}
 	}
 	if err := tmp.Sync(); err != nil {
 		return Document{}, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/lodge-mail/lodge/internal/testdoc"
@@ -214,6 +215,25 @@ func TestMaxDocuments(t *testing.T) {
 	read = &countReader{r: bytes.NewReader(testdoc.PDF(1, 0))}
 	if _, err := l.Put("ABC12345", "jo", "a.pdf", DefaultMaxBytes+1, read); !errors.Is(err, ErrTooLarge) || read.n != 0 {
 		t.Fatalf("declared too large: %v, %d bytes read", err, read.n)
+	}
+}
+
+// TestBodyCut: a body whose reading fails (the client's connection cut)
+// is a *ReadError and stores nothing; so is one shorter than declared.
+func TestBodyCut(t *testing.T) {
+	dir := t.TempDir()
+	l := openLib(t, dir, Options{})
+	pdf := testdoc.PDF(1, 20<<10)
+	cut := io.MultiReader(bytes.NewReader(pdf[:10<<10]), iotest.ErrReader(io.ErrUnexpectedEOF))
+	var re *ReadError
+	if _, err := l.Put("ABC12345", "jo", "a.pdf", -1, cut); !errors.As(err, &re) {
+		t.Fatalf("a cut body: %v", err)
+	}
+	if _, err := l.Put("ABC12345", "jo", "a.pdf", int64(len(pdf)+1), bytes.NewReader(pdf)); !errors.As(err, &re) {
+		t.Fatalf("a body shorter than declared: %v", err)
+	}
+	if got := files(t, filepath.Join(dir, "ABC12345")); len(got) != 0 {
+		t.Fatalf("left behind: %v", got)
 	}
 }
 
