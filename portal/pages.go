@@ -21,12 +21,9 @@ import (
 //go:embed templates/*.html static/style.css
 var files embed.FS
 
-// Page sizes.
-const (
-	mailingsPerPage = 50
-	lettersPerPage  = 100
-	refMatchesShown = 200
-)
+// lettersPerPage is the page size of a mailing's letters (the
+// mailings list's is in search.go).
+const lettersPerPage = 100
 
 type pages struct {
 	t map[string]*template.Template
@@ -170,12 +167,6 @@ func (h *Handler) signIn(ctx *fasthttp.RequestCtx) {
 	ctx.Redirect(Prefix+"mailings", fasthttp.StatusSeeOther)
 }
 
-// mailingRow is one line of the mailings list.
-type mailingRow struct {
-	M      pipeline.Mailing
-	Counts []statusCount
-}
-
 type statusCount struct {
 	Status string
 	N      int
@@ -189,66 +180,6 @@ func countsOf(c map[string]int) []statusCount {
 		}
 	}
 	return out
-}
-
-type mailingsData struct {
-	Query   string
-	Rows    []mailingRow
-	Letters []pipeline.Letter // letters whose reference is Query
-	More    bool
-	Next    string // the before= of the next page
-	Paged   bool   // not the first page
-}
-
-func (h *Handler) mailingsPage(r *request) {
-	st := h.mr.Store()
-	args := r.ctx.QueryArgs()
-	q := strings.TrimSpace(string(args.Peek("q")))
-	d := mailingsData{Query: q}
-	if q != "" {
-		if m, err := st.Mailing(strings.ToUpper(q)); err == nil && m.Account == r.se.Account {
-			r.ctx.Redirect(Prefix+"mailings/"+m.EPID, fasthttp.StatusSeeOther)
-			return
-		}
-		ls, err := st.LettersByRef(r.se.Account, q)
-		if err != nil {
-			h.internalError(r, err)
-			return
-		}
-		if len(ls) > refMatchesShown {
-			ls, d.More = ls[:refMatchesShown], true
-		}
-		d.Letters = ls
-		h.page(r, fasthttp.StatusOK, "mailings", "Search", d, "")
-		return
-	}
-	var before time.Time
-	if b := args.Peek("before"); len(b) > 0 {
-		t, err := time.Parse(time.RFC3339Nano, string(b))
-		if err != nil {
-			h.page(r, fasthttp.StatusBadRequest, "error", "Bad request", nil, "The page asked for is not a valid position in the list.")
-			return
-		}
-		before, d.Paged = t, true
-	}
-	ms, err := st.Mailings(r.se.Account, before, mailingsPerPage+1)
-	if err != nil {
-		h.internalError(r, err)
-		return
-	}
-	if len(ms) > mailingsPerPage {
-		ms, d.More = ms[:mailingsPerPage], true
-		d.Next = ms[len(ms)-1].Created.UTC().Format(time.RFC3339Nano)
-	}
-	for _, m := range ms {
-		c, err := st.Counts(m.EPID)
-		if err != nil {
-			h.internalError(r, err)
-			return
-		}
-		d.Rows = append(d.Rows, mailingRow{M: m, Counts: countsOf(c)})
-	}
-	h.page(r, fasthttp.StatusOK, "mailings", "Mailings", d, "")
 }
 
 // mailingOf reads a mailing of the session's account: another account's

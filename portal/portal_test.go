@@ -472,7 +472,7 @@ func TestPaging(t *testing.T) {
 	if strings.Contains(b.body, "HOLD1") {
 		t.Fatal("the first page holds more than 50 mailings")
 	}
-	next := regexp.MustCompile(`href="(/portal/mailings\?before=[^"]+)"`).FindStringSubmatch(b.body)
+	next := regexp.MustCompile(`href="(/portal/mailings\?after=[^"]+)"`).FindStringSubmatch(b.body)
 	b.get(strings.ReplaceAll(next[1], "&amp;", "&")).expect(200, "HOLD1", "BIG1", "Newest")
 	b.get("/portal/mailings/BIG1").expect(200, "Letters 1–100 of 250", "Next letters")
 	b.get("/portal/mailings/BIG1?from=200").expect(200, "Letters 201–250 of 250", "Previous letters")
