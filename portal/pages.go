@@ -44,7 +44,7 @@ var funcs = template.FuncMap{
 
 func mustParsePages() *pages {
 	p := &pages{t: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "check", "error"} {
+	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "check", "error", "usage", "operator_batches", "operator_batch"} {
 		p.t[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
@@ -60,13 +60,14 @@ type request struct {
 
 // view is what every page's template gets.
 type view struct {
-	Title   string
-	Account string
-	User    string
-	CSRF    string
-	Flash   string
-	Error   string
-	Data    any
+	Title    string
+	Account  string
+	User     string
+	Operator bool // the nav shows the operator view
+	CSRF     string
+	Flash    string
+	Error    string
+	Data     any
 }
 
 func (h *Handler) render(ctx *fasthttp.RequestCtx, status int, name string, v view) {
@@ -82,7 +83,7 @@ func (h *Handler) render(ctx *fasthttp.RequestCtx, status int, name string, v vi
 }
 
 func (h *Handler) page(r *request, status int, name, title string, data any, errMsg string) {
-	h.render(r.ctx, status, name, view{Title: title, Account: r.se.Account, User: r.se.User, CSRF: r.se.CSRF, Flash: r.flash, Error: errMsg, Data: data})
+	h.render(r.ctx, status, name, view{Title: title, Account: r.se.Account, User: r.se.User, Operator: r.se.Operator, CSRF: r.se.CSRF, Flash: r.flash, Error: errMsg, Data: data})
 }
 
 func (h *Handler) notFound(r *request) {
@@ -112,7 +113,7 @@ func (h *Handler) signInPage(ctx *fasthttp.RequestCtx, name, msg string, status 
 	se, ok := h.sessions.get(id)
 	if !ok {
 		var s *session
-		id, s = h.sessions.create("", "")
+		id, s = h.sessions.create("", "", false)
 		se = *s
 		setCookie(ctx, id)
 	}
@@ -162,7 +163,7 @@ func (h *Handler) signIn(ctx *fasthttp.RequestCtx) {
 	}
 	// a new id at sign-in: one fixed before cannot be ridden after
 	h.sessions.end(id)
-	newID, _ := h.sessions.create(p.Account, p.User)
+	newID, _ := h.sessions.create(p.Account, p.User, p.Role == auth.RoleOperator)
 	setCookie(ctx, newID)
 	ctx.Redirect(Prefix+"mailings", fasthttp.StatusSeeOther)
 }

@@ -51,6 +51,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/billing"
 	"github.com/lodge-mail/lodge/pipeline"
 )
 
@@ -68,8 +69,11 @@ type Config struct {
 	IdleTimeout    time.Duration // default 30 minutes
 	MaxAge         time.Duration // default 12 hours
 	MaxSessions    int           // default 100,000; past it the session idle longest ends
-	Now            func() time.Time
-	Log            *slog.Logger
+	// Prices gives the usage page the account's currency (the price
+	// table's, as lodge invoice takes it); nil: billing.DefaultTable's.
+	Prices *billing.Prices
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 // Handler serves the portal. Its Match and Serve make it a
@@ -244,6 +248,10 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.failoversPage(r)
 	case rest == "check":
 		h.checkPage(r, post)
+	case rest == "usage" || strings.HasPrefix(rest, "usage/"):
+		h.usageRoutes(r, strings.TrimPrefix(strings.TrimPrefix(rest, "usage"), "/"), post)
+	case rest == "operator" || strings.HasPrefix(rest, "operator/"):
+		h.operatorRoutes(r, strings.Split(strings.TrimPrefix(strings.TrimPrefix(rest, "operator"), "/"), "/"), post)
 	case strings.HasPrefix(rest, "mailings/"):
 		h.mailingRoutes(r, strings.Split(strings.TrimPrefix(rest, "mailings/"), "/"), post)
 	default:

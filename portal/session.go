@@ -15,9 +15,13 @@ import (
 type session struct {
 	Account string
 	User    string
-	CSRF    string
-	created time.Time
-	seen    time.Time
+	// Operator: the user had the operator role when signing in (the
+	// operator view's pages; see operator.go). A role changed later
+	// applies from the next sign-in.
+	Operator bool
+	CSRF     string
+	created  time.Time
+	seen     time.Time
 	// flash is a message shown once, on the next page (after a redirect
 	// that follows an action).
 	flash string
@@ -52,10 +56,10 @@ func (s *sessions) expired(se *session, now time.Time) bool {
 }
 
 // create starts a session and returns its id (for the cookie).
-func (s *sessions) create(account, user string) (string, *session) {
+func (s *sessions) create(account, user string, operator bool) (string, *session) {
 	id := randomToken()
 	now := s.now()
-	se := &session{Account: account, User: user, CSRF: randomToken(), created: now, seen: now}
+	se := &session{Account: account, User: user, Operator: operator, CSRF: randomToken(), created: now, seen: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.m) >= s.max {

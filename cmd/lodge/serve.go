@@ -17,6 +17,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/billing"
 	"github.com/lodge-mail/lodge/delivery"
 	"github.com/lodge-mail/lodge/delivery/email"
 	"github.com/lodge-mail/lodge/delivery/links"
@@ -261,7 +262,8 @@ func runServe(ctx context.Context, args []string) error {
 	// the signed links, and the customer portal (its own sign-in, the
 	// API's failed-login throttle)
 	public := portal.Mux{delivery.PublicLinks{Handler: linkHandler},
-		portal.New(portal.Config{Mailroom: mailroom, Auth: authn, TrustedProxies: trusted, Log: log})}
+		portal.New(portal.Config{Mailroom: mailroom, Auth: authn, TrustedProxies: trusted, Log: log,
+			Prices: &billing.Prices{Dir: rf.dataDir}})} // the usage page's currency, as lodge invoice's
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
 		Public:  public,
