@@ -32,6 +32,10 @@
 //   - Every page and action reads the mailing and checks that it belongs
 //     to the session's account: another account's EPID is 404, the same
 //     answer as an EPID that does not exist.
+//   - The operator view (/portal/operator/, operator.go) alone shows
+//     every account's print batches, and only to a session signed in by a
+//     user with the operator role (auth.RoleOperator); to any other it is
+//     404 on every path, as a page that does not exist.
 //   - Everything a customer controls (titles, references, addresses, file
 //     names, hold reasons) goes through html/template's escaping; no
 //     template.HTML is made of it.
