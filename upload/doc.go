@@ -18,6 +18,9 @@
 // pipeline: one durable commit there), then marks the session ended (one
 // here); a crash between the two is finished by the next end_session of
 // the session, which finds the mailing recorded and answers as before.
+// A library document the metadata names (portaldocs.go) is copied into
+// the session as a file of its own (File.Portal) by the same durable
+// steps, before the mailroom gets the mailing.
 // From then on the letters, their statuses and their production are the
 // mailroom's; this package keeps the session, its files and their bytes
 // until the mailroom says they are no longer needed (Options.Keep).
