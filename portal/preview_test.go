@@ -84,7 +84,7 @@ func TestSuggest(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.get("/portal/mailings/FIX1/letters/1").expect(200, "The address check suggests", "JO CITIZEN, 10 JONES ST, ULTIMO NSW 2007",
-		`<input type="hidden" name="address" value="JO CITIZEN&#10;10 JONES ST&#10;ULTIMO NSW 2007">`)
+		"<input type=\"hidden\" name=\"address\" value=\"JO CITIZEN\n10 JONES ST\nULTIMO NSW 2007\">")
 	b.post("/portal/mailings/FIX1/letters/1/correct", url.Values{"csrf": {token}, "address": {"JO CITIZEN\n10 JONES ST\nULTIMO NSW 2007"}}).expect(200, "Letter 2 corrected")
 	if l := f.letter("FIX1", 1); l.Status == pipeline.Held || strings.Join(l.Postal, "|") != "JO CITIZEN|10 JONES ST|ULTIMO NSW 2007" {
 		t.Fatalf("after the suggested correction: %s %q", l.Status, l.Postal)
