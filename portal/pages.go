@@ -18,7 +18,7 @@ import (
 	"github.com/lodge-mail/lodge/pipeline"
 )
 
-//go:embed templates/*.html static/style.css
+//go:embed templates/*.html static/*
 var files embed.FS
 
 // lettersPerPage is the page size of a mailing's letters (the
@@ -44,7 +44,7 @@ var funcs = template.FuncMap{
 
 func mustParsePages() *pages {
 	p := &pages{t: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "check", "error", "usage", "operator_batches", "operator_batch"} {
+	for _, name := range []string{"signin", "mailings", "mailing", "letter", "failovers", "check", "error", "auto", "auto_review", "usage", "operator_batches", "operator_batch", "documents", "document_delete"} {
 		p.t[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return p
@@ -219,6 +219,8 @@ func (h *Handler) mailingRoutes(r *request, parts []string, post bool) {
 		switch {
 		case len(parts) == 3 && !post:
 			h.letterPage(r, m, idx, "", nil, "")
+		case len(parts) == 4 && !post && parts[3] == "preview.pdf":
+			h.previewPDF(r, m, idx)
 		case len(parts) == 4 && post && parts[3] == "correct":
 			h.correct(r, m, idx)
 		default:
@@ -351,6 +353,10 @@ type letterData struct {
 	Verdict *pipeline.Verdict
 	Outcome string
 	CanFix  bool
+	// Suggestion is the address check's suggestion for the address in
+	// the correction box (held letters).
+	Suggestion []string
+	CanPreview bool
 }
 
 func (h *Handler) letterPage(r *request, m pipeline.Mailing, idx int, text string, v *pipeline.Verdict, outcome string) {
@@ -368,6 +374,17 @@ func (h *Handler) letterPage(r *request, m pipeline.Mailing, idx int, text strin
 		CanFix: l.Status == pipeline.Held && (l.Hold == pipeline.HoldAddress || l.Hold == pipeline.HoldWindow)}
 	if text == "" {
 		d.Address = strings.Join(l.Postal, "\n")
+	}
+	d.CanPreview = h.cfg.Preview != nil && len(l.Documents) > 0 && !m.Purged && l.Status != pipeline.Cancelled
+	if d.CanFix {
+		if lines, ok := pipeline.PostalText(d.Address); ok {
+			if v, sug, ok := h.mr.SuggestAddress(lines); ok && len(sug) > 0 && strings.Join(sug, "\n") != strings.Join(lines, "\n") {
+				d.Suggestion = sug
+				if d.Verdict == nil {
+					d.Verdict = &v
+				}
+			}
+		}
 	}
 	status := fasthttp.StatusOK
 	if outcome != "" {

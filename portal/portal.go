@@ -3,7 +3,11 @@
 // letters (newest first, found by EPID or reference), and release held
 // letters, correct addresses and cancel letters. Pages are rendered on the
 // server (html/template, templates and one stylesheet embedded in the
-// binary); nothing needs JavaScript and none is served.
+// binary). Every page works without JavaScript; one small script,
+// static/app.js, served from the portal itself (no inline script), adds
+// live suggestions to the address correction box by asking
+// /portal/suggest as the customer types. A letter's preview is a PDF made
+// for the request by production and not kept.
 //
 // # What it stores
 //
@@ -14,7 +18,11 @@
 // (Config.MaxAge), on sign-out, and when lodge restarts: a restart signs
 // everyone out. Mailings and letters are read from, and actions go to,
 // the mailroom (package pipeline); users and passwords are the auth
-// store's (lodge user add).
+// store's (lodge user add); documents uploaded on /portal/documents are
+// the account's documents library's (package library, Config.Library),
+// which mailings' metadata then names. Letters uploaded on /portal/auto
+// become a mailing through the upload interface (Config.Uploads: its
+// store keeps the files, the mailroom the mailing; auto.go).
 //
 // # Security rules
 //
@@ -29,6 +37,8 @@
 //   - Every form carries the session's CSRF token (the sign-in form too,
 //     with a session not yet signed in); a POST without the right one gets
 //     403 and changes nothing.
+//     A multipart form (an upload) carries it as its first part, which
+//     its route checks before it reads or stores anything else.
 //   - Every page and action reads the mailing and checks that it belongs
 //     to the session's account: another account's EPID is 404, the same
 //     answer as an EPID that does not exist.
@@ -47,8 +57,10 @@ package portal
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -56,7 +68,9 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/billing"
+	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/upload"
 )
 
 // Config configures the portal. The zero value of each field but
@@ -76,8 +90,25 @@ type Config struct {
 	// Prices gives the usage page the account's currency (the price
 	// table's, as lodge invoice takes it); nil: billing.DefaultTable's.
 	Prices *billing.Prices
-	Now    func() time.Time
-	Log    *slog.Logger
+	// Preview makes a letter's preview PDF (production.Producer.PreviewPDF):
+	// an open, unlinked file and its size. Nil: no previews. PreviewBusy
+	// is the error it gives when making as many as it may (answered 503),
+	// DocumentError tells a problem of the customer's documents.
+	Preview       func(ctx context.Context, m *pipeline.Mailing, l *pipeline.Letter) (*os.File, int64, error)
+	PreviewBusy   error
+	DocumentError func(error) bool
+	// Library is the accounts' documents libraries (/portal/documents);
+	// nil: no documents pages.
+	Library *library.Library
+	// Uploads lodges the letters uploaded on /portal/auto as the upload
+	// interface lodges an mpf_upload (the server's upload.Handler); nil:
+	// no upload page. MaxUploadFiles (default 20) and MaxUploadBytes
+	// (default 20 MiB, the form in all) bound one upload.
+	Uploads        *upload.Handler
+	MaxUploadFiles int
+	MaxUploadBytes int64
+	Now            func() time.Time
+	Log            *slog.Logger
 }
 
 // Handler serves the portal. Its Match and Serve make it a
@@ -215,6 +246,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	case "style.css":
 		serveStatic(ctx, "static/style.css", "text/css; charset=utf-8")
 		return
+	case "app.js":
+		serveStatic(ctx, "static/app.js", "text/javascript; charset=utf-8")
+		return
 	case "signin":
 		if post {
 			h.signIn(ctx)
@@ -233,8 +267,8 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		ctx.Redirect(Prefix+"signin", fasthttp.StatusSeeOther)
 		return
 	}
-	if post && !csrfOK(se, ctx.PostArgs().Peek("csrf")) {
-		ctx.Error("the form's security token is missing or out of date: reload the page and try again\n", fasthttp.StatusForbidden)
+	if post && !selfCheckedCSRF[rest] && !csrfOK(se, ctx.PostArgs().Peek("csrf")) {
+		ctx.Error(csrfRefused, fasthttp.StatusForbidden)
 		return
 	}
 	ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -250,12 +284,20 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.mailingsPage(r)
 	case rest == "failovers" && !post:
 		h.failoversPage(r)
+	case rest == "suggest" && !post:
+		h.suggest(r)
 	case rest == "check":
 		h.checkPage(r, post)
+	case rest == "auto":
+		h.autoPage(r, post)
+	case strings.HasPrefix(rest, "auto/") && !post:
+		h.reviewPage(r, strings.TrimPrefix(rest, "auto/"))
 	case rest == "usage" || strings.HasPrefix(rest, "usage/"):
 		h.usageRoutes(r, strings.TrimPrefix(strings.TrimPrefix(rest, "usage"), "/"), post)
 	case rest == "operator" || strings.HasPrefix(rest, "operator/"):
 		h.operatorRoutes(r, strings.Split(strings.TrimPrefix(strings.TrimPrefix(rest, "operator"), "/"), "/"), post)
+	case rest == "documents" || strings.HasPrefix(rest, "documents/"):
+		h.documentRoutes(r, strings.TrimPrefix(strings.TrimPrefix(rest, "documents"), "/"), post)
 	case strings.HasPrefix(rest, "mailings/"):
 		h.mailingRoutes(r, strings.Split(strings.TrimPrefix(rest, "mailings/"), "/"), post)
 	default:

@@ -19,9 +19,12 @@ import (
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
+	"github.com/lodge-mail/lodge/production"
 	"github.com/lodge-mail/lodge/server"
+	"github.com/lodge-mail/lodge/upload"
 )
 
 func TestMain(m *testing.M) {
@@ -66,6 +69,11 @@ type fixture struct {
 	url   string
 	mr    *pipeline.Mailroom
 	clock *clock
+	// uploads is the upload interface's store behind /portal/auto
+	uploads *upload.Store
+	// lib is the documents library behind /portal/documents (documents
+	// up to libMaxBytes)
+	lib *library.Library
 }
 
 const (
@@ -97,6 +105,12 @@ func newFixture(t *testing.T) *fixture {
 	}
 	authn := auth.NewAuthenticator(store, auth.Config{MaxFailures: 3})
 
+	// previews are made by the real producer, from the documents of
+	// mailings submitted with files on disk
+	prod, err := production.New(production.Config{DataDir: filepath.Join(dir, "production")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := pipeline.OpenPebble(filepath.Join(dir, "mailroom"))
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +121,14 @@ func newFixture(t *testing.T) *fixture {
 		CheckAddress: func(lines []string) pipeline.Verdict {
 			r := eng.Check(lines, false)
 			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
+		},
+		SuggestAddress: func(lines []string) (pipeline.Verdict, []string) {
+			r := eng.Check(lines, true)
+			v := pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
+			if r.Detail == nil || r.Status == engine.StatusMatched {
+				return v, nil
+			}
+			return v, r.Detail.Suggestion
 		}}, slog.New(slog.DiscardHandler))
 	f := &fixture{t: t, mr: mr, clock: c}
 	letter := func(idx int, ref string, postal ...string) pipeline.Letter {
@@ -134,8 +156,15 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("FIX1 letter 2 should be held for its address: %s %s %+v", l.Status, l.Hold, l.Address)
 	}
 
+	uploads, uploadStore := newUploads(t, dir, eng, mr)
+	f.uploads = uploadStore
+	if f.lib, err = library.Open(filepath.Join(dir, "library"), library.Options{InProcess: true, MaxBytes: libMaxBytes, Now: c.Now}); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
-		Public: portal.Mux{portal.New(portal.Config{Mailroom: mr, Auth: authn, Now: c.Now})}},
+		Public: portal.Mux{portal.New(portal.Config{Mailroom: mr, Auth: authn, Now: c.Now,
+			Library: f.lib, Uploads: uploads, MaxUploadFiles: autoMaxFiles, MaxUploadBytes: autoMaxBytes,
+			Preview: prod.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError})}},
 		eng, ix, authn, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +420,8 @@ func TestEscaping(t *testing.T) {
 		"/portal/mailings?q=" + url.QueryEscape(xssRef)}
 	for _, p := range pages {
 		b.get(p).expect(200)
-		for _, bad := range []string{xssTitle, xssRef, xssLine, xssFile, "<script", "<img", "<svg", "<iframe"} {
+		// (the page's one script element is the portal's own, app.js)
+		for _, bad := range []string{xssTitle, xssRef, xssLine, xssFile, "<script>", "<img", "<svg", "<iframe"} {
 			if strings.Contains(b.body, bad) {
 				t.Fatalf("%s shows %q unescaped", p, bad)
 			}

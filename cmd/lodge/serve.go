@@ -25,6 +25,7 @@ import (
 	"github.com/lodge-mail/lodge/extraction"
 	"github.com/lodge-mail/lodge/internal/adminsock"
 	"github.com/lodge-mail/lodge/internal/smpp"
+	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
 	"github.com/lodge-mail/lodge/printroom"
@@ -208,6 +209,14 @@ func runServe(ctx context.Context, args []string) error {
 			r := eng.Check(lines, false)
 			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
 		},
+		SuggestAddress: func(lines []string) (pipeline.Verdict, []string) {
+			r := eng.Check(lines, true)
+			v := pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
+			if r.Detail == nil || r.Status == engine.StatusMatched {
+				return v, nil
+			}
+			return v, r.Detail.Suggestion
+		},
 		Printer: printer,
 		// the auto processor: letters read out of documents uploaded
 		// without metadata letters
@@ -228,7 +237,13 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer stopAdmin()
 	log.Info("admin socket", "path", adminSock)
-	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles"), Senders: accounts.Senders}, log)
+	// the documents library: documents uploaded in the portal that
+	// metadata names (end_session copies them into the mailing)
+	docLib, err := library.Open(filepath.Join(rf.dataDir, "library"), library.Options{})
+	if err != nil {
+		return err
+	}
+	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles"), Senders: accounts.Senders, Library: docLib}, log)
 	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
 	// the janitor and the mailroom's workers stop before the stores close
 	workers, stopWorkers := context.WithCancel(context.Background())
@@ -263,7 +278,9 @@ func runServe(ctx context.Context, args []string) error {
 	// API's failed-login throttle)
 	public := portal.Mux{delivery.PublicLinks{Handler: linkHandler},
 		portal.New(portal.Config{Mailroom: mailroom, Auth: authn, TrustedProxies: trusted, Log: log,
-			Prices: &billing.Prices{Dir: rf.dataDir}})} // the usage page's currency, as lodge invoice's
+			Prices:  &billing.Prices{Dir: rf.dataDir}, // the usage page's currency, as lodge invoice's
+			Preview: producer.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError,
+			Uploads: uploadHandler, Library: docLib})}
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
 		Public:  public,
