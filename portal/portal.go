@@ -1,6 +1,7 @@
 // Package portal is lodge's customer portal: web pages under /portal/ on
 // the HTTPS listener where a customer's users follow their mailings and
-// letters (newest first, found by EPID or reference), and release held
+// letters (newest first; found by EPID, reference, part of a title or
+// department, letter status, creation dates), and release held
 // letters, correct addresses and cancel letters. Pages are rendered on the
 // server (html/template, templates and one stylesheet embedded in the
 // binary). Every page works without JavaScript; one small script,
