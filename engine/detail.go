@@ -102,7 +102,7 @@ type premise struct {
 func (s *scratch) deliveryRange(p *parse) (int, int) {
 	lo, hi := int(s.ctok[p.delivery][0]), int(s.ctok[p.delivery][1])
 	if p.streetSplit >= 0 {
-		hi = p.streetSplit
+		lo, hi = p.streetLo, p.streetSplit
 	}
 	return lo, hi
 }
@@ -246,12 +246,17 @@ func (s *scratch) readUnitPrefix(pm *premise, lo, hi int) int {
 		}
 		if n, idx, ok := s.lookupAt(&voc.levelTypes, k, hi); ok {
 			code := data.LevelTypes[idx].Abbr
-			if k+n < hi && isNumberish(s.word(k+n)) && !(k+n+1 < hi && isNumberish(s.word(k+n+1)) && code == "G") {
+			numberless := code == "G" || code == "LG" || code == "UG" || code == "B" || code == "M" || code == "RT" || code == "PTHS"
+			if k+n < hi && isNumberish(s.word(k+n)) && !(k+n+1 < hi && isNumberish(s.word(k+n+1)) && code == "G") &&
+				// "SHOP 1 GROUND 14 BARRETT ST": a number between a level
+				// that needs none and the street's name is the street's
+				!(numberless && k+n+1 < hi && !isNumberish(s.word(k+n+1)) &&
+					!(s.isUnitWord(k+n+1) && k+n+2 < hi && isNumberish(s.word(k+n+2)))) {
 				pm.levelType, pm.levelNum = code, s.word(k+n)
 				k += n + 1
 				continue
 			}
-			if code == "G" || code == "LG" || code == "UG" || code == "B" || code == "M" || code == "RT" || code == "PTHS" {
+			if numberless {
 				pm.levelType = code
 				k += n
 				continue

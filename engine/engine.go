@@ -565,51 +565,89 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 			break
 		}
 	}
-	lo := p.locTok[0]
-	if p.locWhole < 0 && lo >= 0 && !e.ref.has(s.localityKey(p), p.state, p.postcode) {
-		// "10 JONES ST SMITHVILLE NSW 2987": split where a known locality
-		// starts, or after the street type when the line starts with a number
-		hi := p.locTok[1]
-		c := int(s.toks[lo].comp)
-		numbered := isNumberish(s.word(lo))
-		if numbered || (above < 0 && s.classifyLine(lo, hi+1) != deliveryNone) {
-			split := -1
-			for k := lo + 1; k <= hi; k++ {
-				s.key = s.key[:0]
-				for j := k; j <= hi; j++ {
-					if s.toks[j].tail {
-						continue
-					}
-					if len(s.key) > 0 {
-						s.key = append(s.key, ' ')
-					}
-					s.key = canonicalLocalityBytes(s.key, s.word(j))
-				}
-				if e.ref.has(s.key, p.state, p.postcode) {
-					split = k
-					break
-				}
-			}
-			if split < 0 && numbered {
-				// no known locality: split after the last street type
-				for k := hi - 1; k > lo; k-- {
-					if _, ok := voc.streetTypes.lookup(s.word(k)); ok {
-						split = k + 1
-						break
-					}
-				}
-			}
-			if split > lo && s.classifyLine(lo, split) != deliveryNone {
-				p.streetSplit = split
-				p.delivery = c
-				p.deliveryK = s.classifyLine(lo, split)
-				p.locTok[0] = split
-				return true
-			}
-		}
+	if split := e.streetLocalitySplit(s, p, above); split >= 0 {
+		lo := p.locTok[0]
+		p.streetLo, p.streetSplit = lo, split
+		p.delivery = int(s.toks[lo].comp)
+		p.deliveryK = s.classifyLine(lo, split)
+		p.locTok[0], p.locWhole = split, -1
+		return true
 	}
 	p.delivery = above
 	return above >= 0
+}
+
+// streetLocalitySplit finds where the street ends on a line that holds a
+// street and then the locality ("10 JONES ST SMITHVILLE", "UNIT 2 10
+// JONES ST MELBOURNE", "RIVERSIDE TOWER 10 JONES ST", "JONES ST
+// MELBOURNE"), returning the first locality token, or -1 when the
+// locality words are not read so. The street part must read as a street
+// line. The locality is, by preference, the longest run of final words
+// that is a locality with the address's state and postcode; else one of
+// that name anywhere (the postcode or state is wrong); else, on a line
+// that reads as a street with no delivery line above, the words after the
+// last street type (the locality is misspelt).
+//
+// A whole locality line that is a known locality is split only when no
+// other line can be the delivery line: then the name is a box or large
+// volume receiver's ("ST KILDA ROAD MELBOURNE" 3004, "PALLAS STREET
+// MARYBOROUGH" 4650) written where a street and its locality belong.
+func (e *Engine) streetLocalitySplit(s *scratch, p *parse, above int) int {
+	lo, hi := p.locTok[0], p.locTok[1]
+	if lo < 0 || hi <= lo || s.toks[lo].comp != s.toks[hi].comp {
+		return -1
+	}
+	for k := lo; k <= hi; k++ {
+		if s.toks[k].tail {
+			return -1 // "MELBOURNE VIC 10 JONES ST": not one run of words
+		}
+	}
+	numbered := isNumberish(s.word(lo))
+	if above >= 0 && (p.locWhole >= 0 || !numbered) {
+		// a delivery line above: the locality line is a locality, perhaps
+		// misspelt, unless it starts with a number
+		return -1
+	}
+	// A known locality is split only into a street and another locality
+	// of this state and postcode.
+	known := e.ref.has(s.localityKey(p), p.state, p.postcode)
+	if known && above >= 0 {
+		return -1
+	}
+	// 1. a locality of this state and postcode; 2. of that name anywhere
+	for pass := 0; pass < 2 && !(known && pass > 0); pass++ {
+		for k := lo + 1; k <= hi; k++ {
+			s.key = s.key[:0]
+			for j := k; j <= hi; j++ {
+				if len(s.key) > 0 {
+					s.key = append(s.key, ' ')
+				}
+				s.key = canonicalLocalityBytes(s.key, s.word(j))
+			}
+			found := false
+			if pass == 0 {
+				found = e.ref.has(s.key, p.state, p.postcode)
+			} else {
+				found = len(e.ref.byKey[string(s.key)]) > 0
+			}
+			if found && s.classifyLine(lo, k) != deliveryNone {
+				return k
+			}
+		}
+	}
+	if known || (!numbered && s.classifyLine(lo, hi+1) == deliveryNone) {
+		return -1
+	}
+	// 3. no known locality: split after the last street type
+	for k := hi - 1; k > lo; k-- {
+		if _, ok := voc.streetTypes.lookup(s.word(k)); ok {
+			if s.classifyLine(lo, k+1) != deliveryNone {
+				return k + 1
+			}
+			break
+		}
+	}
+	return -1
 }
 
 // hasAnyState reports whether the reference holds the locality key with

@@ -309,22 +309,26 @@ func (s *scratch) buildingBeforeNumber(p *parse, pm *premise) (lo, hi int, ok bo
 	k := s.readUnitPrefix(&units, first, last)
 	for j := k + 1; j+1 < last; j++ {
 		w := s.word(j)
-		if w[0] < '0' || w[0] > '9' {
-			continue
-		}
-		num, rest, isRange := bytes.Cut(w, []byte("-"))
-		if _, ok := encodeNumber(num); !ok {
-			continue
-		}
-		if isRange {
-			if _, ok := encodeNumber(rest); !ok {
+		// "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD": a lot after the name
+		lot := string(w) == "LOT" && j+2 < last && isNumberish(s.word(j+1))
+		if !lot {
+			if w[0] < '0' || w[0] > '9' {
 				continue
+			}
+			num, rest, isRange := bytes.Cut(w, []byte("-"))
+			if _, ok := encodeNumber(num); !ok {
+				continue
+			}
+			if isRange {
+				if _, ok := encodeNumber(rest); !ok {
+					continue
+				}
 			}
 		}
 		above := *pm // the unit lines above the street line
 		*pm = premise{streetType: -1, suffix: -1}
 		s.readStreet(pm, j, last)
-		if pm.numFirst == nil || pm.nameHi <= pm.nameLo {
+		if (pm.numFirst == nil && pm.lot == nil) || pm.nameHi <= pm.nameLo {
 			*pm = above
 			return 0, 0, false
 		}

@@ -102,7 +102,8 @@ type parse struct {
 	territory   int // component naming an external territory above a locality, -1
 	delivery    int // component of the delivery line, -1 when none
 	deliveryK   deliveryKind
-	streetSplit int // tokens [ctok[c][0], streetSplit) of the locality line are a street, -1 when not split
+	streetSplit int // tokens [streetLo, streetSplit) of the locality line are a street, -1 when not split
+	streetLo    int
 }
 
 // isDigits reports whether b is all ASCII digits.
@@ -396,7 +397,9 @@ func (s *scratch) classifyLine(lo, hi int) deliveryKind {
 	// street: a number followed by a word, LOT n, or a name then a type
 	for k := lo; k < hi; k++ {
 		w := s.word(k)
-		if isNumberish(w) && k+1 < hi && hasLetter(s.word(k+1)) && !s.isUnitWord(k+1) {
+		// a unit word after a number is a street's name when no number
+		// follows it ("23 HALL RD", "35 WARD ST")
+		if isNumberish(w) && k+1 < hi && hasLetter(s.word(k+1)) && !(s.isUnitWord(k+1) && (k+2 >= hi || isNumberish(s.word(k+2)))) {
 			// "UNIT 5" alone is not a street; "5 SMITH ST" is
 			if k == lo || !s.isUnitWord(k-1) || k+2 < hi {
 				return deliveryStreet

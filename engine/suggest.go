@@ -242,8 +242,7 @@ func (e *Engine) suggestionLines(s *scratch, p *parse, l *Locality) []string {
 		out = append(out, string(s.comp(c)))
 	}
 	if p.streetSplit >= 0 && p.delivery >= 0 {
-		lo := int(s.ctok[p.delivery][0])
-		out = append(out, string(s.buf[s.toks[lo].start:s.toks[p.streetSplit-1].end]))
+		out = append(out, string(s.buf[s.toks[p.streetLo].start:s.toks[p.streetSplit-1].end]))
 	}
 	st := l.State.String()
 	if p.state.String() == "JBT" {

@@ -1,0 +1,340 @@
+package engine_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lodge-mail/lodge/engine"
+)
+
+// The tables of this file hold the classes of addresses that issue 13
+// found judged against ../shared/docs/address-check.md: each class is one
+// test, one line per case. The localities, states and postcodes are real
+// triples of ../shared/data (G-NAF's locality list or GeoNames AU.txt);
+// the street and premise tables at the end are built here, in the form
+// bench/gnafgen writes them.
+
+// suggestCase returns f(status, last, lines...): the verdict is status
+// (through verdictCase's checks: detail, one string and lines agree) and,
+// when last is not "", the suggestion's last line is last. An unmatched
+// address never has a message.
+func suggestCase(t *testing.T, e *engine.Engine) func(status, last string, lines ...string) {
+	vf, _ := verdictCase(t, e)
+	return func(status, last string, lines ...string) {
+		t.Helper()
+		vf(status, "AUS", "", lines...)
+		if last == "" {
+			return
+		}
+		d := e.Check(lines, true).Detail
+		if d == nil || len(d.Suggestion) == 0 || d.Suggestion[len(d.Suggestion)-1] != last {
+			t.Errorf("%q: suggestion %q, want one ending %q (detail %+v)", lines, d.Suggestion, last, d)
+		}
+	}
+}
+
+// TestClassStreetAndLocalityOnOneLine (class 1): the street and the
+// locality on one line, the street not starting with a bare number: a unit
+// word, a building before the unit and number, or no number at all.
+// Correct ones are matched; a misspelt locality or one that does not fit
+// the postcode is unmatched with the corrected address, never invalid for
+// lack of a street line.
+func TestClassStreetAndLocalityOnOneLine(t *testing.T) {
+	e := newEngine(t, false)
+	f := suggestCase(t, e)
+	m, u := "matched", "unmatched"
+
+	// correct: unit, flat, suite, shop, apartment and level words first
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Unit 2 10 Jones St Melbourne VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Unit 2, 10 Jones St Melbourne VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "U2 10 Jones St Melbourne VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Flat 3 22 Smith St Fitzroy VIC 3065")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Suite 5 100 George St Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Suite 5 Level 3 100 George St Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Shop 4 1 High St Penrith NSW 2750")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Apt 7 12 Beach Rd Bondi NSW 2026")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Apartment 1203 Level 12 431 St Kilda Rd Melbourne VIC 3004")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Level 4 99 Macquarie St Hobart TAS 7000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Ground Floor 1 King William St Adelaide SA 5000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Villa 3 5 Ocean Pde Glenelg SA 5045")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Townhouse 9 14 Market St Fremantle WA 6160")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Unit 1-19 25 Smith St Fitzroy VIC 3065")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Lot 16 Aerodrome Rd Applethorpe QLD 4378")
+	// a building or complex before the unit and number
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Riverside Tower 10 Jones St Melbourne VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Riverside Tower Unit 5 10 Jones St Melbourne VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Chatswood Chase Shop 12 345 Victoria Ave Chatswood NSW 2067")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Sunset Villas Villa 2 8 Esplanade Manly NSW 2095")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Box Hill Central Shop 3 1 Main St Box Hill VIC 3128")
+	// no number at all
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Jones St Melbourne VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Furzer St Phillip ACT 2606")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Lonsdale St Braddon ACT 2612")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Miller St North Sydney NSW 2060")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Brunswick St Fortitude Valley QLD 4006")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Cavill Ave Surfers Paradise QLD 4217")
+	// misspelt locality: unmatched, the corrected address suggested
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "Acme Pty Ltd", "Unit 2 10 Jones St Melborne VIC 3000")
+	f(u, "FITZROY VIC 3065", "Jo Citizen", "Acme Pty Ltd", "Flat 3 22 Smith St Fitzroi VIC 3065")
+	f(u, "SYDNEY NSW 2000", "Jo Citizen", "Acme Pty Ltd", "Suite 5 100 George St Sydnee NSW 2000")
+	f(u, "PENRITH NSW 2750", "Jo Citizen", "Acme Pty Ltd", "Shop 4 1 High St Penrth NSW 2750")
+	f(u, "BONDI NSW 2026", "Jo Citizen", "Acme Pty Ltd", "Apt 7 12 Beach Rd Bondii NSW 2026")
+	f(u, "HOBART TAS 7000", "Jo Citizen", "Acme Pty Ltd", "Level 4 99 Macquarie St Hobbart TAS 7000")
+	f(u, "ADELAIDE SA 5000", "Jo Citizen", "Acme Pty Ltd", "Ground Floor 1 King William St Adelaid SA 5000")
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "Acme Pty Ltd", "Riverside Tower Unit 5 10 Jones St Melborne VIC 3000")
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "Acme Pty Ltd", "Jones St Melborne VIC 3000")
+	f(u, "PHILLIP ACT 2606", "Jo Citizen", "Acme Pty Ltd", "Furzer St Philip ACT 2606")
+	f(u, "CHATSWOOD NSW 2067", "Jo Citizen", "Acme Pty Ltd", "Chatswood Chase Shop 12 345 Victoria Ave Chatswod NSW 2067")
+	f(u, "GLENELG SA 5045", "Jo Citizen", "Acme Pty Ltd", "Villa 3 5 Ocean Pde Glenleg SA 5045")
+	// a locality that does not fit the postcode: unmatched, with its own
+	f(u, "FITZROY VIC 3065", "Jo Citizen", "Acme Pty Ltd", "Flat 3 22 Smith St Fitzroy VIC 3000")
+	f(u, "PENRITH NSW 2750", "Jo Citizen", "Acme Pty Ltd", "Shop 4 1 High St Penrith NSW 2000")
+	f(u, "BONDI NSW 2026", "Jo Citizen", "Acme Pty Ltd", "Apt 7 12 Beach Rd Bondi NSW 2000")
+	f(u, "GEELONG VIC 3220", "Jo Citizen", "Acme Pty Ltd", "Unit 2 10 Moorabool St Geelong VIC 3000")
+	f(u, "PHILLIP ACT 2606", "Jo Citizen", "Acme Pty Ltd", "Furzer St Phillip ACT 2600")
+	f(u, "ST KILDA VIC 3182", "Jo Citizen", "Acme Pty Ltd", "Riverside Tower Unit 5 10 Fitzroy St St Kilda VIC 3000")
+	f(u, "CAMMERAY NSW 2062", "Jo Citizen", "Acme Pty Ltd", "Miller St Cammeray NSW 2000")
+
+	// never "no street or postal delivery line" for these
+	for _, lines := range [][]string{
+		{"Jo", "Acme", "Unit 2 10 Jones St Melborne VIC 3000"},
+		{"Jo", "Acme", "Flat 3 22 Smith St Fitzroi VIC 3065"},
+		{"Jo", "Acme", "Jones St Melborne VIC 3000"},
+		{"Jo", "Acme", "Riverside Tower Unit 5 10 Jones St Melborne VIC 3000"},
+	} {
+		if r := e.Check(lines, false); strings.Contains(r.Message, "no street") {
+			t.Errorf("%q: %s %q", lines, r.Status, r.Message)
+		}
+	}
+}
+
+// TestClassLocalityEndsStreetLine (class 2): the locality at the end of
+// the street's line, the state and postcode alone on the next line.
+func TestClassLocalityEndsStreetLine(t *testing.T) {
+	e := newEngine(t, false)
+	f := suggestCase(t, e)
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne", "VIC 3000")
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne", "VIC", "3000")
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne", "3000 VIC")
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne", "Victoria 3000")
+	f(m, "", "Jo Citizen", "Unit 2 10 Jones St Melbourne", "VIC 3000")
+	f(m, "", "Jo Citizen", "3/72 Charles St St Kilda", "VIC 3182")
+	f(m, "", "Jo Citizen", "Jones St Melbourne", "VIC 3000")
+	f(m, "", "Jo Citizen", "1 Church St Parramatta", "NSW 2150")
+	f(m, "", "Jo Citizen", "100 George St Sydney", "NSW 2000")
+	f(m, "", "Jo Citizen", "100 Miller St North Sydney", "NSW 2060")
+	f(m, "", "Jo Citizen", "1 Queen St Brisbane City", "QLD 4000")
+	f(m, "", "Jo Citizen", "12 Cavill Ave Surfers Paradise", "QLD 4217")
+	f(m, "", "Jo Citizen", "1 King William St Adelaide", "SA 5000")
+	f(m, "", "Jo Citizen", "25 St Georges Tce Perth", "WA 6000")
+	f(m, "", "Jo Citizen", "14 Market St Fremantle", "WA 6160")
+	f(m, "", "Jo Citizen", "99 Macquarie St Hobart", "TAS 7000")
+	f(m, "", "Jo Citizen", "10 Brisbane St Launceston", "TAS 7250")
+	f(m, "", "Jo Citizen", "1 Mitchell St Darwin City", "NT 0800")
+	f(m, "", "Jo Citizen", "10 Todd St Alice Springs", "NT 0870")
+	f(m, "", "Jo Citizen", "10 Lonsdale St Braddon", "ACT 2612")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "PO Box 12 Melbourne", "VIC 3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "10 Jones St Melbourne", "VIC 3000")
+	f(m, "", "Jo Citizen", "10 Main St Box Hill", "VIC 3128")
+	f(m, "", "Jo Citizen", "10 Smith St Lane Cove", "NSW 2066")
+	f(m, "", "Jo Citizen", "10 Smith St Ultimo", "NSW 2007")
+	// misspelt, or not at that postcode: unmatched with the suggestion
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "10 Jones St Melborne", "VIC 3000")
+	f(u, "PARRAMATTA NSW 2150", "Jo Citizen", "1 Church St Paramatta", "NSW 2150")
+	f(u, "FREMANTLE WA 6160", "Jo Citizen", "14 Market St Freemantle", "WA 6160")
+	f(u, "LAUNCESTON TAS 7250", "Jo Citizen", "10 Brisbane St Launceston", "TAS 7000")
+	f(u, "ALICE SPRINGS NT 0870", "Jo Citizen", "10 Todd St Alice Spring", "NT 0870")
+	f(u, "BRADDON ACT 2612", "Jo Citizen", "10 Lonsdale St Bradon", "ACT 2612")
+	f(u, "FITZROY VIC 3065", "Jo Citizen", "Unit 2 22 Smith St Fitzroy", "VIC 3000")
+	// still read as before: the locality alone between street and state
+	f(m, "", "Jo Citizen", "10 Jones St", "Melbourne", "VIC 3000")
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "10 Jones St", "Melborne", "VIC 3000")
+	// a state and postcode of another state stay invalid
+	f(inv, "", "Jo Citizen", "10 Jones St Melbourne", "NSW 3000")
+}
+
+// TestClassBoxNamesWithStreetWords (class 3): GeoNames' names of large
+// volume receivers and post offices that hold a street word ("ST KILDA
+// ROAD MELBOURNE" 3004, "PALLAS STREET MARYBOROUGH" 4650) do not swallow
+// the street of an ordinary address at that postcode.
+func TestClassBoxNamesWithStreetWords(t *testing.T) {
+	e := newEngine(t, false)
+	f := suggestCase(t, e)
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "431 St Kilda Rd Melbourne VIC 3004")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "431 St Kilda Road Melbourne VIC 3004")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Level 12 431 St Kilda Road Melbourne VIC 3004")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "St Kilda Road Melbourne VIC 3004")
+	f(m, "", "Jo Citizen", "431 St Kilda Road Melbourne", "VIC 3004")
+	f(m, "", "Jo Citizen", "St Kilda Road Melbourne", "VIC 3004")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "12 Pallas Street Maryborough QLD 4650")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Pallas Street Maryborough QLD 4650")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Unit 1 12 Pallas St Maryborough QLD 4650")
+	f(m, "", "Jo Citizen", "12 Pallas Street Maryborough", "QLD 4650")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "12 Missenden Road Camperdown NSW 2050")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Missenden Road Camperdown NSW 2050")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "100 Adelaide Street Brisbane City QLD 4000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Adelaide Street Brisbane City QLD 4000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "10 Nathan Street Brighton QLD 4017")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "5 Were Street Brighton VIC 3186")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Were Street Brighton VIC 3186")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "8 Booran Road Glen Huntly VIC 3163")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "20 Wattletree Road Malvern East VIC 3145")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Tunstall Square Doncaster East VIC 3109")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "5 Blenheim Road North Ryde NSW 2113")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "Shop 12 Warringah Mall Brookvale NSW 2100")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "1 Main Rd Stroud Road NSW 2415")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "2 King St Raymond Terrace NSW 2324")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "2 King St Lane Cove North NSW 2066")
+	// written on separate lines they always were read right
+	f(m, "", "Jo Citizen", "431 St Kilda Road", "Melbourne VIC 3004")
+	f(m, "", "Jo Citizen", "12 Pallas Street", "Maryborough QLD 4650")
+	// the locality misspelt: the street is still the street
+	f(u, "MELBOURNE VIC 3004", "Jo Citizen", "Acme Pty Ltd", "431 St Kilda Road Melborne VIC 3004")
+	f(u, "MARYBOROUGH QLD 4650", "Jo Citizen", "Acme Pty Ltd", "12 Pallas Street Maryborogh QLD 4650")
+	f(u, "CAMPERDOWN NSW 2050", "Jo Citizen", "Acme Pty Ltd", "12 Missenden Road Camperdwon NSW 2050")
+	// the box name on its own with no street is no delivery address
+	f(inv, "", "Jo Citizen", "Acme Pty Ltd", "Raymond Terrace NSW 2324")
+	f(inv, "", "Jo Citizen", "Acme Pty Ltd", "Stroud Road NSW 2415")
+	f(inv, "", "Jo Citizen", "Acme Pty Ltd", "Box Hill South VIC 3128")
+	f(inv, "", "Jo Citizen", "Acme Pty Ltd", "Lane Cove West NSW 2066")
+	// the detail reads the street as the street
+	d := e.Check([]string{"Jo", "Acme", "431 St Kilda Road Melbourne VIC 3004"}, true).Detail
+	if d.StreetName != "ST KILDA" || d.NumberFirst != "431" || d.Locality != "MELBOURNE" {
+		t.Errorf("St Kilda Road: street %q number %q locality %q", d.StreetName, d.NumberFirst, d.Locality)
+	}
+	d = e.Check([]string{"Jo", "Acme", "Pallas Street Maryborough QLD 4650"}, true).Detail
+	if d.StreetName != "PALLAS" || d.Locality != "MARYBOROUGH" {
+		t.Errorf("Pallas Street: street %q locality %q", d.StreetName, d.Locality)
+	}
+}
+
+// classStreetEngine builds an engine whose reference holds the given real
+// localities with a complete street level of the given address points,
+// each written "[BUILDING, ][UNIT n, ][LEVEL, ]NUMBER|LOT n STREET TYPE,
+// LOCALITY STATE POSTCODE" as bench/gnafgen writes them.
+type classPoint struct {
+	building, flat, level, lot, number, street, typ, locality, state, postcode string
+}
+
+func classStreetEngine(t *testing.T, pts []classPoint) *engine.Engine {
+	t.Helper()
+	rb := engine.NewReferenceBuilder()
+	sb := engine.NewStreetsBuilder()
+	for i, p := range pts {
+		st, _ := engine.StateByAbbr(p.state)
+		pc, _ := engine.ParsePostcode(p.postcode)
+		if _, err := rb.AddLocality(engine.Locality{Name: p.locality, State: st, Postcode: pc, Sources: engine.SourceGNAF}); err != nil {
+			t.Fatal(err)
+		}
+		g := sb.Group("test:"+p.locality+"|"+p.state, true)
+		if err := sb.Link(g, p.locality, p.state, p.postcode); err != nil {
+			t.Fatal(err)
+		}
+		id, err := sb.Street(g, p.street, p.typ, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := engine.PointSpec{NumberFirst: p.number, Lot: p.lot, Building: p.building, Postcode: p.postcode, PID: fmt.Sprintf("GATEST%06d", i+1)}
+		if p.flat != "" {
+			ps.FlatNumber = p.flat
+		}
+		if p.level != "" {
+			ps.LevelType = p.level
+		}
+		if err := sb.Point(id, ps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := rb.Build()
+	if skipped := ref.AttachStreets(sb.Build()); skipped != 0 {
+		t.Fatalf("%d links skipped", skipped)
+	}
+	e, err := engine.New(ref, engine.Config{CacheEntries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// TestClassBuildingAndLotOnStreetLine (class 8): a building's name and a
+// lot (or a number) on the street line, a comma between them as
+// bench/gnafgen writes them ("CONDAMINE HOMESTEAD, LOT 68 ESSEX RD"), is
+// matched at premise level like the rest; so is a shop on the ground
+// floor whose street name is also a unit word ("SHOP 1, GROUND, 35 WARD
+// ST").
+func TestClassBuildingAndLotOnStreetLine(t *testing.T) {
+	pts := []classPoint{
+		{building: "CONDAMINE HOMESTEAD", lot: "68", street: "ESSEX", typ: "ROAD", locality: "HAT HEAD", state: "NSW", postcode: "2440"},
+		{building: "ALBURY VINEYARD", lot: "255", street: "TOORONGA", typ: "STREET", locality: "HAT HEAD", state: "NSW", postcode: "2440"},
+		{building: "CLARE GLEN", lot: "46", street: "TOOWOOMBA", typ: "LANE", locality: "LITTLE HARTLEY", state: "NSW", postcode: "2790"},
+		{building: "KURRAJONG PARK", lot: "95", street: "PLUM", typ: "COURT", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "KIALLA DOWNS", lot: "185", street: "EUCALYPTUS", typ: "ROAD", locality: "KRAMBACH", state: "NSW", postcode: "2429"},
+		{building: "DELHI VALE", lot: "123", street: "COOPERS CROSSING", typ: "ROAD", locality: "ORIENT POINT", state: "NSW", postcode: "2540"},
+		{building: "SHREWSBURY HOMESTEAD", lot: "139", street: "WICKHAM", typ: "STREET", locality: "WHITTON", state: "NSW", postcode: "2705"},
+		{building: "GUNDAGAI VINEYARD", lot: "57", street: "BEACH", typ: "STREET", locality: "BOREE CREEK", state: "NSW", postcode: "2652"},
+		{building: "ILLAWARRA VINEYARD", lot: "183", street: "STURT", typ: "HIGHWAY", locality: "ARAKOON", state: "NSW", postcode: "2431"},
+		{building: "MURRAY STATION", number: "1450", street: "GRAMPIANS", typ: "ROAD", locality: "HALLS GAP", state: "VIC", postcode: "3381"},
+		{flat: "1", level: "G", number: "14", street: "BARRETT", typ: "STREET", locality: "BRADDON", state: "ACT", postcode: "2612"},
+		{flat: "1", level: "G", number: "35", street: "WARD", typ: "STREET", locality: "KELLYVILLE", state: "NSW", postcode: "2155"},
+		{flat: "5", number: "23", street: "HALL", typ: "ROAD", locality: "WOY WOY", state: "NSW", postcode: "2256"},
+		{flat: "2", level: "G", number: "11", street: "FACTORY", typ: "COURT", locality: "WARRNAMBOOL", state: "VIC", postcode: "3280"},
+	}
+	e := classStreetEngine(t, pts)
+	f := func(status string, gran engine.Granularity, lines ...string) {
+		t.Helper()
+		r := e.Check(lines, true)
+		if r.Status.String() != status || (gran != "" && r.Detail.Granularity != gran) {
+			t.Errorf("%q: %s %s %v, want %s %s (detail %+v)", lines, r.Status, r.Detail.Granularity, r.Detail.Faults, status, gran, r.Detail)
+		}
+		if q := e.Check(lines, false); q.Status != r.Status {
+			t.Errorf("%q: %s without detail, %s with", lines, q.Status, r.Status)
+		}
+	}
+	m, u, P := "matched", "unmatched", engine.GranularityPremise
+
+	f(m, P, "Jo Citizen", "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, P, "Jo Citizen", "Condamine Homestead, Lot 68 Essex Road", "Hat Head NSW 2440")
+	f(m, P, "Jo Citizen", "CONDAMINE HOMESTEAD LOT 68 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, P, "Jo Citizen", "CONDAMINE HOMESTEAD", "LOT 68 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, P, "Jo Citizen", "Acme", "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD HAT HEAD NSW 2440")
+	f(m, P, "Jo Citizen", "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD HAT HEAD", "NSW 2440")
+	f(m, P, "Jo Citizen", "ALBURY VINEYARD, LOT 255 TOORONGA ST", "HAT HEAD NSW 2440")
+	f(m, P, "Jo Citizen", "CLARE GLEN, LOT 46 TOOWOOMBA LANE", "LITTLE HARTLEY NSW 2790")
+	f(m, P, "Jo Citizen", "KURRAJONG PARK, LOT 95 PLUM CT", "CUDAL NSW 2864")
+	f(m, P, "Jo Citizen", "KIALLA DOWNS, LOT 185 EUCALYPTUS RD", "KRAMBACH NSW 2429")
+	f(m, P, "Jo Citizen", "DELHI VALE, LOT 123 COOPERS CROSSING RD", "ORIENT POINT NSW 2540")
+	f(m, P, "Jo Citizen", "SHREWSBURY HOMESTEAD, LOT 139 WICKHAM ST", "WHITTON NSW 2705")
+	f(m, P, "Jo Citizen", "GUNDAGAI VINEYARD, LOT 57 BEACH ST", "BOREE CREEK NSW 2652")
+	f(m, P, "Jo Citizen", "ILLAWARRA VINEYARD, LOT 183 STURT HWY", "ARAKOON NSW 2431")
+	f(m, P, "Jo Citizen", "LOT 183 STURT HWY", "ARAKOON NSW 2431")
+	f(m, P, "Jo Citizen", "MURRAY STATION, 1450 GRAMPIANS RD", "HALLS GAP VIC 3381")
+	f(m, P, "Jo Citizen", "SHOP 1, GROUND, 14 BARRETT ST", "BRADDON ACT 2612")
+	f(m, P, "Jo Citizen", "SHOP 1 GROUND 14 BARRETT ST", "BRADDON ACT 2612")
+	f(m, P, "Jo Citizen", "Acme", "SHOP 1 GROUND 14 BARRETT ST BRADDON ACT 2612")
+	f(m, P, "Jo Citizen", "SHOP 1, GROUND, 35 WARD ST", "KELLYVILLE NSW 2155")
+	f(m, P, "Jo Citizen", "SHOP 2, GROUND, 11 FACTORY CT", "WARRNAMBOOL VIC 3280")
+	f(m, P, "Jo Citizen", "UNIT 5, 23 HALL RD", "WOY WOY NSW 2256")
+	f(m, P, "Jo Citizen", "Acme", "UNIT 5 23 HALL RD WOY WOY NSW 2256")
+	// what is not there stays unmatched
+	f(u, "", "Jo Citizen", "CONDAMINE HOMESTEAD, LOT 69 ESSEX RD", "HAT HEAD NSW 2440")
+	f(u, "", "Jo Citizen", "CONDAMINE HOMESTEAD, LOT 68 ESSEX ST", "HAT HEAD NSW 2440")
+	f(u, "", "Jo Citizen", "SHOP 1, GROUND, 15 BARRETT ST", "BRADDON ACT 2612")
+	f(u, "", "Jo Citizen", "UNIT 6, 23 HALL RD", "WOY WOY NSW 2256")
+
+	// the building is reported, the lot read as the lot
+	d := e.Check([]string{"Jo", "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD", "HAT HEAD NSW 2440"}, true).Detail
+	if d.Building != "CONDAMINE HOMESTEAD" || d.Lot != "68" || d.StreetName != "ESSEX" || d.ReferenceID != "GATEST000001" {
+		t.Errorf("building %q lot %q street %q reference %q", d.Building, d.Lot, d.StreetName, d.ReferenceID)
+	}
+	d = e.Check([]string{"Jo", "SHOP 1, GROUND, 14 BARRETT ST", "BRADDON ACT 2612"}, true).Detail
+	if d.LevelType != "G" || d.LevelNumber != "" || d.NumberFirst != "14" || !slices.Equal([]string{d.FlatType, d.FlatNumber}, []string{"SHOP", "1"}) {
+		t.Errorf("ground floor shop: level %q %q number %q flat %q %q", d.LevelType, d.LevelNumber, d.NumberFirst, d.FlatType, d.FlatNumber)
+	}
+}
