@@ -338,3 +338,59 @@ func TestClassBuildingAndLotOnStreetLine(t *testing.T) {
 		t.Errorf("ground floor shop: level %q %q number %q flat %q %q", d.LevelType, d.LevelNumber, d.NumberFirst, d.FlatType, d.FlatNumber)
 	}
 }
+
+// TestClassRunTogetherPostalWords (class 7): postal delivery types written
+// run together, hyphenated or with the number glued on read as they do
+// with spaces.
+func TestClassRunTogetherPostalWords(t *testing.T) {
+	e := newEngine(t, false)
+	f := suggestCase(t, e)
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	f(m, "", "Jo Citizen", "POBox 123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "POBOX 123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "pobox 123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "POBox123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "PO Box123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "P.O.Box 123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "PO-Box 123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "POB123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "PostOfficeBox 123", "Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "POBox 42", "Hobart TAS 7000")
+	f(m, "", "Jo Citizen", "POBox 42", "Darwin NT 0800")
+	f(m, "", "Jo Citizen", "POBox 7000", "Hobart TAS 7000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "POBox 123 Sydney NSW 2000")
+	f(m, "", "Jo Citizen", "Lockedbag 5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "LockedBag 5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "LOCKEDBAG5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "Locked-Bag 5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "Locked Bag5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "LockedMailBag 5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "LMB5", "Parramatta NSW 2150")
+	f(m, "", "Jo Citizen", "GPOBox 1234", "Sydney NSW 2001")
+	f(m, "", "Jo Citizen", "GPOBox1234", "Sydney NSW 2001")
+	f(m, "", "Jo Citizen", "GPO Box1234", "Melbourne VIC 3001")
+	f(m, "", "Jo Citizen", "GPOBOX 2500", "Brisbane QLD 4001")
+	f(m, "", "Jo Citizen", "GPOBox 1000", "Adelaide SA 5001")
+	f(m, "", "Jo Citizen", "GPOBox 9", "Hobart TAS 7001")
+	f(m, "", "Jo Citizen", "PrivateBag 7", "Alice Springs NT 0870")
+	f(m, "", "Jo Citizen", "Private-Bag 7", "Alice Springs NT 0870")
+	f(m, "", "Jo Citizen", "PMB7", "Alice Springs NT 0870")
+	f(m, "", "Jo Citizen", "PrivateMailBag 7", "Alice Springs NT 0870")
+	f(m, "", "Jo Citizen", "RMB1234", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "RSD12", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "CMB5", "Mansfield VIC 3722")
+	// GPO boxes are only at the General Post Offices, run together or not
+	f(u, "", "Jo Citizen", "GPOBox 1234", "Parramatta NSW 2150")
+	// and a glued box still needs its state and postcode
+	f(inv, "", "Jo Citizen", "POBox 123", "Sydney NSW")
+	for _, l := range []string{"POBox 123", "POBOX123", "PO Box123", "P.O.Box 123", "PO-Box 123", "POB123"} {
+		d := e.Check([]string{"Jo", l, "Sydney NSW 2000"}, true).Detail
+		if d.PostalType != "PO BOX" || d.PostalNumber != "123" || d.Granularity != engine.GranularityPostal {
+			t.Errorf("%q: postal %q %q granularity %q", l, d.PostalType, d.PostalNumber, d.Granularity)
+		}
+	}
+	if d := e.Check([]string{"Jo", "LOCKEDBAG5", "Parramatta NSW 2150"}, true).Detail; d.PostalType != "LOCKED BAG" || d.PostalNumber != "5" {
+		t.Errorf("LOCKEDBAG5: postal %q %q", d.PostalType, d.PostalNumber)
+	}
+}

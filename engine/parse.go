@@ -71,11 +71,33 @@ func (s *scratch) tokenise(n int) {
 			for j < int(sp.end) && s.buf[j] != ' ' {
 				j++
 			}
+			if d := postalGlued(s.buf[i:j]); d > 0 {
+				// "POBOX123": the postal type and its number
+				s.toks = append(s.toks, token{start: uint16(i), end: uint16(i + d), comp: uint8(c)})
+				i += d
+			}
 			s.toks = append(s.toks, token{start: uint16(i), end: uint16(j), comp: uint8(c)})
 			i = j + 1
 		}
 		s.ctok[c] = [2]uint16{uint16(first), uint16(len(s.toks))}
 	}
+}
+
+// postalGlued returns where the number starts in a word that is a postal
+// delivery type with its number run on ("POBOX123", "BOX123", "PMB7"),
+// or 0.
+func postalGlued(w []byte) int {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' || w[len(w)-1] < '0' || w[len(w)-1] > '9' {
+		return 0
+	}
+	d := 1
+	for d < len(w) && w[d] >= 'A' && w[d] <= 'Z' {
+		d++
+	}
+	if d == len(w) || !isDigits(w[d:]) || !voc.postalGlue[string(w[:d])] {
+		return 0
+	}
+	return d
 }
 
 // deliveryKind classifies the line that carries the delivery point.

@@ -53,6 +53,10 @@ type vocab struct {
 	postal       phrases
 	states       phrases // index into data.States
 	ordinalLevel map[string]bool
+	// postalGlue holds the one-word postal spellings a number may be
+	// glued to ("POBOX123", "PO BOX123", "LOCKEDBAG5", "PMB7"): tokenise
+	// splits the number off.
+	postalGlue map[string]bool
 }
 
 var voc = buildVocab()
@@ -73,6 +77,23 @@ func buildVocab() *vocab {
 		v.states.add(s.Name, uint16(i))
 		for _, a := range s.Aliases {
 			v.states.add(a, uint16(i))
+		}
+	}
+	// Postal delivery types written run together or hyphenated
+	// ("POBox", "Lockedbag", "GPOBox", "Private-Bag"), and the words a
+	// number is glued to.
+	v.postalGlue = map[string]bool{}
+	for i, t := range data.PostalDeliveryTypes {
+		for _, sp := range t.Spellings() {
+			words := strings.Fields(sp)
+			if len(words) > 1 && !strings.ContainsAny(sp, "/") {
+				v.postal.add(strings.Join(words, ""), uint16(i))
+				v.postal.add(strings.Join(words, "-"), uint16(i))
+				v.postalGlue[words[len(words)-1]] = true
+				v.postalGlue[strings.Join(words, "")] = true
+			} else if len(words) == 1 && len(sp) >= 3 {
+				v.postalGlue[sp] = true // POB, PMB, LMB, RMB, RSD ...
+			}
 		}
 	}
 	// Flat shorthands people write that are not G-NAF spellings.
