@@ -394,3 +394,65 @@ func TestClassRunTogetherPostalWords(t *testing.T) {
 		t.Errorf("LOCKEDBAG5: postal %q %q", d.PostalType, d.PostalNumber)
 	}
 }
+
+// TestClassMessagesThatMislead (class 6): a street number is never read as
+// the postcode when a four-digit one stands beside the state, an address
+// written with its state and postcode first says so, and a foreign postal
+// code or New Zealand place is named as such rather than given an
+// Australian state.
+func TestClassMessagesThatMislead(t *testing.T) {
+	e := newEngine(t, false)
+	vf, _ := verdictCase(t, e)
+	f := func(status, msg string, lines ...string) {
+		t.Helper()
+		vf(status, "AUS", msg, lines...)
+		if r := e.Check(lines, false); strings.Contains(r.Message, "postcode 12 ") || strings.Contains(r.Message, "postcode 1 ") {
+			t.Errorf("%q: a street number read as the postcode: %q", lines, r.Message)
+		}
+	}
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	// postcode and state first, the street after them, on one line
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "2000 NSW 12 George St Sydney")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "NSW 2000 12 George St Sydney")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "3000 VIC 12 Jones St Melbourne")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "VIC 3000 12 Jones St Melbourne")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "4000 QLD 1 Queen St Brisbane City")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "5000 SA 1 King William St Adelaide")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "6000 WA 25 St Georges Tce Perth")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "7000 TAS 99 Macquarie St Hobart")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "2612 ACT 10 Lonsdale St Braddon")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "0870 NT 10 Todd St Alice Springs")
+	f(m, "", "Jo Citizen", "2000 NSW", "12 George St Sydney")
+	f(m, "", "Jo Citizen", "NSW 2000", "12 George St Sydney")
+	f(u, "", "Jo Citizen", "Acme Pty Ltd", "2000 NSW 12 George St Sydny")
+	f(inv, "postcode 2000 is in NSW, not VIC", "Jo Citizen", "Acme Pty Ltd", "2000 VIC 12 George St Sydney")
+	// ... on lines of their own above the street: said so
+	f(inv, "the state and postcode (2000 NSW) are on line 2", "Jo Citizen", "2000 NSW", "12 George St", "Sydney")
+	f(inv, "the state and postcode (NSW 2000) are on line 2", "Jo Citizen", "NSW 2000", "12 George St", "Sydney")
+	f(inv, "the state and postcode (VIC 3000) are on line 2", "Jo Citizen", "VIC 3000", "12 Jones St", "Melbourne")
+	f(inv, "the state and postcode (QLD 4000) are on line 3", "Jo Citizen", "Acme", "QLD 4000", "1 Queen St", "Brisbane City")
+	// a New Zealand place and postcode under an Australian state
+	f(inv, "WELLINGTON 6011 is a New Zealand locality and postcode, not VIC", "Jo Citizen", "10 Main St", "Wellington 6011", "VIC")
+	f(inv, "WELLINGTON 6011 is a New Zealand locality and postcode, not VIC", "Jo Citizen", "10 Main St", "Wellington 6011 VIC")
+	f(inv, "CHRISTCHURCH 8011 is a New Zealand locality", "Jo Citizen", "10 Main St", "Christchurch 8011 QLD")
+	f(u, "", "Jo Citizen", "12 Main St", "Auckland 1010 NSW")
+	if d := e.Check([]string{"Jo Citizen", "12 Main St", "Auckland 1010 NSW"}, true).Detail; len(d.Suggestion) > 0 {
+		t.Errorf("Auckland 1010 NSW: suggested %q, an Australian locality for a New Zealand place", d.Suggestion)
+	}
+	// a real Australian locality keeps the Australian message
+	f(inv, "postcode 6011 is in WA, not VIC", "Jo Citizen", "10 Main St", "Cottesloe 6011", "VIC")
+	// foreign postal codes
+	f(inv, "if this is a United States address", "Jo Citizen", "400 Broad St", "Seattle WA 98109")
+	f(inv, "if this is a United States address", "Jo Citizen", "1000 4th Ave", "Seattle, WA 98104")
+	f(inv, "98109-4607 is no Australian postcode", "Jo Citizen", "400 Broad St", "Seattle WA 98109-4607")
+	f(inv, "75001 is no Australian postcode", "Jo Citizen", "1 Rue de Rivoli", "75001 Paris")
+	f(inv, "10115 is no Australian postcode", "Jo Citizen", "Invalidenstr. 1", "10115 Berlin")
+	f(inv, "a foreign address ends with its country", "Jo Citizen", "1 Main Rd", "Mumbai 400001")
+	// a typo in an Australian postcode is only that
+	f(inv, "postcode 30000 is not 4 digits", "Jo Citizen", "10 Jones St", "Melbourne VIC 30000")
+	if r := e.Check([]string{"Jo Citizen", "10 Jones St", "Melbourne VIC 30000"}, false); strings.Contains(r.Message, "foreign") {
+		t.Errorf("VIC 30000: %q", r.Message)
+	}
+	f(inv, "did you mean 0800?", "Jo Citizen", "1 Mitchell St", "Darwin NT 800")
+}

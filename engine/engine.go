@@ -516,17 +516,27 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 	}
 	if p.pcTok < 0 {
 		if p.stateTok < 0 {
-			return "no state and postcode in the last lines", FaultNoPostcode
+			if c, ok := s.leadingStatePostcode(p); ok {
+				// "NSW 2000" / "12 GEORGE ST" / "SYDNEY"
+				return fmt.Sprintf("the state and postcode (%s) are on line %d, above the street and locality: an Australian address ends with its locality, state and postcode", s.comp(c), c+1), FaultNoPostcode
+			}
+			return "no state and postcode in the last lines" + s.foreignCode(p), FaultNoPostcode
 		}
-		return "no postcode: an Australian address ends with its state and 4-digit postcode", FaultNoPostcode
+		return "no postcode: an Australian address ends with its state and 4-digit postcode" + s.foreignCode(p), FaultNoPostcode
 	}
 	pcw := s.word(p.pcTok)
 	if !p.pcOK {
 		msg := fmt.Sprintf("postcode %s is not 4 digits", pcw)
-		if len(pcw) == 3 {
+		switch {
+		case len(pcw) == 3:
 			if pc, ok := ParsePostcode("0" + string(pcw)); ok && e.ref.stateCodes[pc] != 0 {
 				msg += fmt.Sprintf("; did you mean 0%s?", pcw)
 			}
+		case len(pcw) == 5 && p.stateTok >= 0 && p.state.String() == "WA":
+			// "SEATTLE WA 98101": Washington's abbreviation and a ZIP code
+			msg += " (if this is a United States address, WA for Washington, end it with its country)"
+		case len(pcw) > 4 && p.stateTok < 0:
+			msg += ": a foreign address ends with its country"
 		}
 		return msg, FaultPostcodeFormat
 	}
@@ -537,6 +547,10 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 		return "no state", FaultNoState
 	}
 	if e.ref.stateCodes[p.postcode]&(1<<p.state) == 0 {
+		if e.isNewZealand(s, p) && !e.ref.hasAnyState(s.localityKey(p), p.postcode) {
+			// "WELLINGTON 6011" / "VIC": no Australian state's postcode
+			return fmt.Sprintf("%s %s is a New Zealand locality and postcode, not %s: a New Zealand address ends with NEW ZEALAND", s.localityKey(p), pcw, p.state), FaultPostcodeState
+		}
 		if sts := e.statesOf(p.postcode); sts != "" {
 			return fmt.Sprintf("postcode %s is in %s, not %s", pcw, sts, p.state), FaultPostcodeState
 		}
@@ -550,6 +564,23 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 		return "no street or postal delivery line above the locality", FaultNoDeliveryLine
 	}
 	return "", ""
+}
+
+// foreignCode says, for an address without a postcode, that a postal
+// code of another form on its last line ("98109-4607", "75001") belongs to
+// another country; "" when there is none.
+func (s *scratch) foreignCode(p *parse) string {
+	if p.n < 1 {
+		return ""
+	}
+	for k := int(s.ctok[p.n-1][0]); k < int(s.ctok[p.n-1][1]); k++ {
+		w := s.word(k)
+		num, ext, _ := bytes.Cut(w, []byte("-"))
+		if isDigits(num) && len(num) >= 5 && (len(ext) == 0 || isDigits(ext)) {
+			return fmt.Sprintf("; %s is no Australian postcode: a foreign address ends with its country", w)
+		}
+	}
+	return ""
 }
 
 // findDelivery finds the street or postal delivery line: the nearest line

@@ -175,17 +175,26 @@ func (s *scratch) findState(lo, hi int) (State, int, int) {
 // findPostcode finds a postcode-like token (all digits) among tokens
 // [lo,hi): alone, last, next to the state, or first when the state ends the
 // component.
+//
+// Of several such tokens a four-digit one wins: in "2000 NSW 12 GEORGE ST
+// SYDNEY" the 12 beside the state is the street's number.
 func (s *scratch) findPostcode(lo, hi, stFirst, stLast int) int {
+	found := -1
 	for j := hi - 1; j >= lo; j-- {
 		if s.toks[j].tail || !isDigits(s.word(j)) {
 			continue
 		}
 		if hi-lo == 1 || j == hi-1 || (stFirst >= 0 && (j == stLast+1 || j == stFirst-1)) ||
 			(j == lo && stLast == hi-1) {
-			return j
+			if isPostcodeWord(s.word(j)) {
+				return j
+			}
+			if found < 0 {
+				found = j
+			}
 		}
 	}
-	return -1
+	return found
 }
 
 // leadingPostcode reports whether tokens [lo,hi) are a four-digit token
@@ -278,6 +287,12 @@ func (s *scratch) parseTail(p *parse) {
 		pj := -1
 		if p.pcTok < 0 {
 			pj = s.findPostcode(lo, hi, si, sj)
+			if pj >= 0 && c < n-1 && si < 0 && !isPostcodeWord(s.word(pj)) {
+				// "INVALIDENSTR 1" / "10115 BERLIN": above the last line,
+				// a number without a state beside it is a postcode only
+				// when it has four digits
+				pj = -1
+			}
 			if pj < 0 && si < 0 && p.stateTok >= 0 && s.leadingPostcode(lo, hi) {
 				// "2000 SYDNEY" above or below the state's line
 				pj = lo
@@ -357,6 +372,29 @@ func (s *scratch) parseTail(p *parse) {
 		c := p.tailStart
 		p.locTok = [2]int{int(s.ctok[c][0]), int(s.ctok[c][1]) - 1}
 	}
+}
+
+// leadingStatePostcode finds a line above the tail that holds a state
+// and a four-digit postcode and nothing else: an address written with its
+// state and postcode first.
+func (s *scratch) leadingStatePostcode(p *parse) (int, bool) {
+	for c := 0; c < p.tailStart && c < p.n; c++ {
+		lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+		st, si, sj := s.findState(lo, hi)
+		if st == NoState {
+			continue
+		}
+		pj := -1
+		if sj+1 < hi && isPostcodeWord(s.word(sj+1)) {
+			pj = sj + 1
+		} else if si-1 >= lo && isPostcodeWord(s.word(si-1)) {
+			pj = si - 1
+		}
+		if pj >= 0 && min(si, pj) == lo && max(sj, pj) == hi-1 {
+			return c, true
+		}
+	}
+	return -1, false
 }
 
 // localityKey writes the canonical key of the locality tokens to s.key.

@@ -110,8 +110,12 @@ func (e *Engine) suggest(s *scratch, p *parse, d *Detail) {
 			}
 		}
 	}
+	// A New Zealand place with its own postcode ("AUCKLAND 1010") under an
+	// Australian state is no misspelling of an Australian one.
+	nz := len(best) == 0 && e.isNewZealand(s, p)
+	key = string(s.localityKey(p)) // isNewZealand reuses s.key
 	// 2. a misspelling of a locality with this postcode
-	if len(best) == 0 {
+	if len(best) == 0 && !nz {
 		for _, id := range ref.byPostcode[p.postcode] {
 			l := &ref.localities[id]
 			lim := maxEdits(len(key))
@@ -133,7 +137,7 @@ func (e *Engine) suggest(s *scratch, p *parse, d *Detail) {
 		}
 	}
 	// 3. a misspelling anywhere in the state
-	if len(best) == 0 {
+	if len(best) == 0 && !nz {
 		lim := maxEdits(len(key))
 		var ids []uint32
 		if ref.corrector != nil {
