@@ -42,11 +42,7 @@ func TestPortalAutoBrowser(t *testing.T) {
 	}
 
 	b := newPortalBrowser(t, in)
-	b.load("open the sign-in page", 200, chromedp.Navigate(in.url+"/portal/signin"))
-	b.do("type the name and password",
-		chromedp.SendKeys(chromedp.ID("name"), "clerk"),
-		chromedp.SendKeys(chromedp.ID("password"), clerkPass))
-	b.load("sign in", 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	b.signIn("clerk", clerkPass)
 
 	// the upload page, from the navigation
 	b.load("open Upload letters", 200, chromedp.Click(chromedp.CSS(`nav a[href="/portal/auto"]`)))

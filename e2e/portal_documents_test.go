@@ -32,11 +32,7 @@ func TestPortalDocumentsBrowser(t *testing.T) {
 	}
 
 	b := newPortalBrowser(t, in)
-	b.load("open the sign-in page", 200, chromedp.Navigate(in.url+"/portal/signin"))
-	b.do("type the name and password",
-		chromedp.SendKeys(chromedp.ID("name"), "clerk"),
-		chromedp.SendKeys(chromedp.ID("password"), clerkPass))
-	b.load("sign in", 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	b.signIn("clerk", clerkPass)
 
 	// the library, from the navigation: empty
 	b.load("open Documents", 200, chromedp.Click(chromedp.CSS(`nav a[href="/portal/documents"]`)))

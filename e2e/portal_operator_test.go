@@ -62,11 +62,7 @@ func TestPortalOperator(t *testing.T) {
 
 	// The operator: every account's batches, the mailing's among them.
 	b := newPortalBrowser(t, in)
-	b.load("open the portal", 200, chromedp.Navigate(in.url+"/portal/signin"))
-	b.do("type the operator's name and password",
-		chromedp.SendKeys(chromedp.ID("name"), "op"),
-		chromedp.SendKeys(chromedp.ID("password"), opPass))
-	b.load("sign in", 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	b.signIn("op", opPass)
 	b.expect("operator signed in", []string{"op · OPS00001", "Print room"})
 	b.load("the print room", 200, chromedp.Click(chromedp.CSS(`nav a[href="/portal/operator/batches"]`)))
 	b.expect("every batch", []string{"Print batches", batch, "DEM00001", epid, "ready"})
@@ -96,10 +92,7 @@ func TestPortalOperator(t *testing.T) {
 	b.load("sign out", 200, chromedp.Click(chromedp.CSS(`form.signout button[type=submit]`)))
 
 	// The customer: no operator view; the usage page has the invoice.
-	b.do("type the clerk's name and password",
-		chromedp.SendKeys(chromedp.ID("name"), "clerk"),
-		chromedp.SendKeys(chromedp.ID("password"), clerkPass))
-	b.load("sign in", 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	b.signIn("clerk", clerkPass)
 	b.expect("clerk signed in", []string{"clerk · DEM00001", "Usage"}, "Print room")
 	b.load("the operator view, as a customer", 404, chromedp.Navigate(in.url+"/portal/operator/batches"))
 	b.expect("not found", []string{"There is no such page"}, batch)

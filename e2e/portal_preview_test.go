@@ -31,11 +31,7 @@ func TestPortalPreviewAndSuggestions(t *testing.T) {
 	waitLetters(t, in, map[string]string{"PV-1": "Received", "PV-2": "Held address"})
 
 	b := newPortalBrowser(t, in)
-	b.load("open the portal", 200, chromedp.Navigate(in.url+"/portal/signin"))
-	b.do("type the name and password",
-		chromedp.SendKeys(chromedp.ID("name"), "previewer"),
-		chromedp.SendKeys(chromedp.ID("password"), pass))
-	b.load("sign in", 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	b.signIn("previewer", pass)
 
 	// the preview of letter 1: a PDF of its page as it will print
 	letter1 := "/portal/mailings/" + epid + "/letters/0"

@@ -36,11 +36,7 @@ func TestPortalSearch(t *testing.T) {
 	waitLetters(t, in, map[string]string{"PS-1": "Held customer", "PS-2": "Received", "PS-3": "Received"})
 
 	b := newPortalBrowser(t, in)
-	b.load("open the portal", 200, chromedp.Navigate(in.url+"/portal/"))
-	b.do("type the name and password",
-		chromedp.SendKeys(chromedp.ID("name"), "clerk"),
-		chromedp.SendKeys(chromedp.ID("password"), clerkPass))
-	b.load("sign in", 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	b.signIn("clerk", clerkPass)
 	b.expect("signed in", []string{invoices, reminders, newsletter, "Quarterly invoices", "Accounts receivable",
 		"EPID, reference, title or department", "Letters in status", "Created from", "Created to"})
 	b.screenshot("search-form")

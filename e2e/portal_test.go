@@ -218,6 +218,20 @@ func (b *portalBrowser) screenshot(name string) {
 	b.checkAccessibility(name)
 }
 
+// signIn opens the sign-in page, signs in with the name and password and
+// checks that the portal then shows the account's mailings.
+func (b *portalBrowser) signIn(name, password string) {
+	b.t.Helper()
+	b.load("open the sign-in page", 200, chromedp.Navigate(b.in.url+"/portal/signin"))
+	b.do("type "+name+"'s name and password",
+		chromedp.SendKeys(chromedp.ID("name"), name),
+		chromedp.SendKeys(chromedp.ID("password"), password))
+	b.load("sign in as "+name, 200, chromedp.Click(chromedp.CSS(`main form button[type=submit]`)))
+	if u := b.location(); u != b.in.url+"/portal/mailings" {
+		b.t.Fatalf("after signing in as %s at %s, want the mailings", name, u)
+	}
+}
+
 // waitLetters waits until get_letter_status says each reference has the
 // status (and hold, after a space) given.
 func waitLetters(t *testing.T, in *instance, want map[string]string) {

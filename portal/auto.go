@@ -130,6 +130,44 @@ func requestBody(ctx *fasthttp.RequestCtx) io.Reader {
 	return bytes.NewReader(ctx.PostBody())
 }
 
+// formRefusal is why openUploadForm refused a form.
+type formRefusal int
+
+const (
+	formOK           formRefusal = iota
+	formTooLarge                 // declared larger than the limit
+	formNotMultipart             // not multipart/form-data with a boundary
+	formCSRF                     // its token is wrong: answered 403 already
+)
+
+// openUploadForm opens a multipart upload form of at most max bytes (its
+// body fails with errFormTooLarge past that) and checks its CSRF token,
+// which the form sends as its first field, before anything else is read
+// or done.
+func (h *Handler) openUploadForm(r *request, max int64) (*multipart.Reader, *countedBody, formRefusal) {
+	ctx := r.ctx
+	if int64(ctx.Request.Header.ContentLength()) > max {
+		return nil, nil, formTooLarge
+	}
+	mt, params, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, nil, formNotMultipart
+	}
+	body := &countedBody{r: requestBody(ctx), max: max}
+	mr := multipart.NewReader(body, params["boundary"])
+	part, err := mr.NextPart()
+	var tok []byte
+	if err == nil && part.FormName() == "csrf" {
+		tok, _ = io.ReadAll(io.LimitReader(part, 256))
+	}
+	if !csrfOK(r.se, tok) {
+		ctx.SetConnectionClose()
+		ctx.Error(csrfRefused, fasthttp.StatusForbidden)
+		return nil, nil, formCSRF
+	}
+	return mr, body, formOK
+}
+
 // autoUpload lodges the form's files as one auto mailing on customer
 // hold and leads to its review.
 func (h *Handler) autoUpload(r *request) {
@@ -140,27 +178,15 @@ func (h *Handler) autoUpload(r *request) {
 		ctx.SetConnectionClose() // the rest of the body is not read
 		h.autoFormPage(r, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("The upload is larger than %s MB in all: nothing was uploaded. Send fewer or smaller files at a time.", megabytes(maxBytes)), d)
 	}
-	if int64(ctx.Request.Header.ContentLength()) > maxBytes {
+	mr, body, refused := h.openUploadForm(r, maxBytes)
+	switch refused {
+	case formTooLarge:
 		tooLarge()
 		return
-	}
-	mt, params, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+	case formNotMultipart:
 		h.autoFormPage(r, fasthttp.StatusBadRequest, "Send the files with the form below.", d)
 		return
-	}
-	body := &countedBody{r: requestBody(ctx), max: maxBytes}
-	mr := multipart.NewReader(body, params["boundary"])
-	// the CSRF token first (the form's first field), before anything else
-	// is read or done
-	part, err := mr.NextPart()
-	var tok []byte
-	if err == nil && part.FormName() == "csrf" {
-		tok, _ = io.ReadAll(io.LimitReader(part, 256))
-	}
-	if !csrfOK(r.se, tok) {
-		ctx.SetConnectionClose()
-		ctx.Error(csrfRefused, fasthttp.StatusForbidden)
+	case formCSRF:
 		return
 	}
 
@@ -342,28 +368,14 @@ func (h *Handler) reviewPage(r *request, epid string) {
 		d.Pages += f.Pages
 	}
 	if !d.Reading {
-		st := h.mr.Store()
-		from, _ := strconv.Atoi(string(r.ctx.QueryArgs().Peek("from")))
-		if from < 0 || from >= m.Letters {
-			from = 0
-		}
-		counts, err := st.Counts(m.EPID)
-		if err != nil {
-			h.internalError(r, err)
+		pg, ok := h.letterPageOf(r, m)
+		if !ok {
 			return
 		}
-		ls, err := st.Letters(m.EPID, from, lettersPerPage)
-		if err != nil {
-			h.internalError(r, err)
-			return
-		}
-		for _, l := range ls {
+		for _, l := range pg.Letters {
 			d.Rows = append(d.Rows, reviewRow{L: l, CanFix: correctable(l)})
 		}
-		d.Counts, d.From, d.Prev = countsOf(counts), from, max(from-lettersPerPage, 0)
-		if from+lettersPerPage < m.Letters {
-			d.Next = from + lettersPerPage
-		}
+		d.Counts, d.From, d.Prev, d.Next = pg.Counts, pg.From, pg.Prev, pg.Next
 	}
 	h.page(r, fasthttp.StatusOK, "auto_review", "Review "+m.EPID, d, "")
 }

@@ -99,27 +99,19 @@ func (h *Handler) uploadDocument(r *request) {
 		ctx.SetConnectionClose() // the rest of the body is not read
 		h.documentsPage(r, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("The document is larger than %s MB: it was not uploaded.", megabytes(lib.Options().MaxBytes)))
 	}
-	if int64(ctx.Request.Header.ContentLength()) > max {
+	mr, body, why := h.openUploadForm(r, max)
+	switch why {
+	case formTooLarge:
 		tooLarge()
 		return
-	}
-	mt, params, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+	case formNotMultipart:
 		h.documentsPage(r, fasthttp.StatusBadRequest, "Send the document with the form below.")
 		return
-	}
-	body := &countedBody{r: requestBody(ctx), max: max}
-	mr := multipart.NewReader(body, params["boundary"])
-	part, err := mr.NextPart()
-	var tok []byte
-	if err == nil && part.FormName() == "csrf" {
-		tok, _ = io.ReadAll(io.LimitReader(part, 256))
-	}
-	if !csrfOK(r.se, tok) {
-		ctx.SetConnectionClose()
-		ctx.Error(csrfRefused, fasthttp.StatusForbidden)
+	case formCSRF:
 		return
 	}
+	var part *multipart.Part
+	var err error
 	for {
 		part, err = mr.NextPart()
 		if err != nil {

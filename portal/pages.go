@@ -242,7 +242,19 @@ type mailingData struct {
 	Held     int // customer-held letters on this page
 }
 
-func (h *Handler) mailingPage(r *request, m pipeline.Mailing) {
+// letterPage is a page of a mailing's letters (from the query's from=)
+// with the mailing's counts per status.
+type letterPage struct {
+	Counts  []statusCount
+	Letters []pipeline.Letter
+	From    int
+	Prev    int
+	Next    int // 0: none
+}
+
+// letterPageOf reads the page of letters the request asks for, answering
+// the request itself when it cannot.
+func (h *Handler) letterPageOf(r *request, m pipeline.Mailing) (letterPage, bool) {
 	st := h.mr.Store()
 	from, _ := strconv.Atoi(string(r.ctx.QueryArgs().Peek("from")))
 	if from < 0 || from >= max(m.Letters, 1) {
@@ -251,18 +263,27 @@ func (h *Handler) mailingPage(r *request, m pipeline.Mailing) {
 	counts, err := st.Counts(m.EPID)
 	if err != nil {
 		h.internalError(r, err)
-		return
+		return letterPage{}, false
 	}
 	ls, err := st.Letters(m.EPID, from, lettersPerPage)
 	if err != nil {
 		h.internalError(r, err)
+		return letterPage{}, false
+	}
+	pg := letterPage{Counts: countsOf(counts), Letters: ls, From: from, Prev: max(from-lettersPerPage, 0)}
+	if from+lettersPerPage < m.Letters {
+		pg.Next = from + lettersPerPage
+	}
+	return pg, true
+}
+
+func (h *Handler) mailingPage(r *request, m pipeline.Mailing) {
+	pg, ok := h.letterPageOf(r, m)
+	if !ok {
 		return
 	}
-	d := mailingData{M: m, Counts: countsOf(counts), Letters: ls, From: from, Prev: max(from-lettersPerPage, 0)}
-	if from+lettersPerPage < m.Letters {
-		d.Next = from + lettersPerPage
-	}
-	for _, l := range ls {
+	d := mailingData{M: m, Counts: pg.Counts, Letters: pg.Letters, From: pg.From, Prev: pg.Prev, Next: pg.Next}
+	for _, l := range pg.Letters {
 		if l.Status == pipeline.Held && l.Hold == pipeline.HoldCustomer {
 			d.Held++
 		}
@@ -359,19 +380,28 @@ type letterData struct {
 	CanPreview bool
 }
 
-func (h *Handler) letterPage(r *request, m pipeline.Mailing, idx int, text string, v *pipeline.Verdict, outcome string) {
+// letterOf reads letter idx of a mailing already checked to be the
+// session's account's, answering the request itself when it cannot.
+func (h *Handler) letterOf(r *request, m pipeline.Mailing, idx int) (pipeline.Letter, bool) {
 	ls, err := h.mr.Store().Letters(m.EPID, idx, 1)
 	if err != nil {
 		h.internalError(r, err)
-		return
+		return pipeline.Letter{}, false
 	}
-	if len(ls) != 1 {
+	if len(ls) != 1 || ls[0].Idx != idx {
 		h.notFound(r)
+		return pipeline.Letter{}, false
+	}
+	return ls[0], true
+}
+
+func (h *Handler) letterPage(r *request, m pipeline.Mailing, idx int, text string, v *pipeline.Verdict, outcome string) {
+	l, ok := h.letterOf(r, m, idx)
+	if !ok {
 		return
 	}
-	l := ls[0]
 	d := letterData{M: m, L: l, Address: text, Verdict: v, Outcome: outcome,
-		CanFix: l.Status == pipeline.Held && (l.Hold == pipeline.HoldAddress || l.Hold == pipeline.HoldWindow)}
+		CanFix: correctable(l)}
 	if text == "" {
 		d.Address = strings.Join(l.Postal, "\n")
 	}

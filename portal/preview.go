@@ -21,16 +21,10 @@ func (h *Handler) previewPDF(r *request, m pipeline.Mailing, idx int) {
 		h.page(r, fasthttp.StatusNotFound, "error", "No preview", nil, "Previews are not available on this server.")
 		return
 	}
-	ls, err := h.mr.Store().Letters(m.EPID, idx, 1)
-	if err != nil {
-		h.internalError(r, err)
+	l, ok := h.letterOf(r, m, idx)
+	if !ok {
 		return
 	}
-	if len(ls) != 1 {
-		h.notFound(r)
-		return
-	}
-	l := ls[0]
 	if len(l.Documents) == 0 {
 		h.page(r, fasthttp.StatusNotFound, "error", "No preview", nil, "This letter has no document to preview: its message is its template's text.")
 		return
