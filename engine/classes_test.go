@@ -456,3 +456,98 @@ func TestClassMessagesThatMislead(t *testing.T) {
 	}
 	f(inv, "did you mean 0800?", "Jo Citizen", "1 Mitchell St", "Darwin NT 800")
 }
+
+// TestClassDeliveryLineWithoutNumber (class 4): government and
+// institutional addresses name the street alone; that line is the delivery
+// line, not a recipient: a street type standing as the whole name
+// ("ESPLANADE", "BROADWAY") and corners ("CNR GEORGE AND MARKET STREETS")
+// included.
+func TestClassDeliveryLineWithoutNumber(t *testing.T) {
+	e := newEngine(t, false)
+	vf, _ := verdictCase(t, e)
+	f := func(status, street string, lines ...string) {
+		t.Helper()
+		vf(status, "AUS", "", lines...)
+		if street == "" {
+			return
+		}
+		d := e.Check(lines, true).Detail
+		got := strings.TrimSpace(d.StreetName + " " + d.StreetType)
+		if got != street {
+			t.Errorf("%q: street %q, want %q (detail %+v)", lines, got, street, d)
+		}
+		for _, r := range d.Recipients {
+			if strings.Contains(strings.Join(lines, "\n"), r) && strings.HasSuffix(strings.ToUpper(lines[len(lines)-2]), r) {
+				t.Errorf("%q: the street line %q among the recipients %q", lines, r, d.Recipients)
+			}
+		}
+	}
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	f(m, "PARLIAMENT DRIVE", "The Hon. Jo Citizen MP", "Parliament House", "Parliament Drive", "Canberra ACT 2600")
+	f(m, "FURZER STREET", "Department of Health", "Sirius Building", "Furzer Street", "Woden ACT 2606")
+	f(m, "FURZER STREET", "Department of Health", "Sirius Building", "Furzer Street", "Phillip ACT 2606")
+	f(m, "CONSTITUTION AVENUE", "Australian Taxation Office", "Constitution Avenue", "Canberra ACT 2600")
+	f(m, "KING EDWARD TERRACE", "National Library of Australia", "Parkes Place", "King Edward Terrace", "Parkes ACT 2600")
+	f(m, "RUSSELL DRIVE", "Department of Defence", "Russell Offices", "Russell Drive", "Campbell ACT 2612")
+	f(m, "PORT ROAD", "Royal Adelaide Hospital", "Port Road", "Adelaide SA 5000")
+	f(m, "PARRAMATTA ROAD", "University of Sydney", "Parramatta Road", "Camperdown NSW 2050")
+	f(m, "HOSPITAL ROAD", "Jo Citizen", "Concord Hospital", "Hospital Road", "Concord West NSW 2138")
+	f(m, "MACQUARIE STREET", "Parliament of New South Wales", "Macquarie Street", "Sydney NSW 2000")
+	f(m, "SPRING STREET", "Parliament of Victoria", "Spring Street", "East Melbourne VIC 3002")
+	f(m, "GEORGE STREET", "Parliament House", "George Street", "Brisbane City QLD 4000")
+	f(m, "NORTH TERRACE", "Parliament House", "North Terrace", "Adelaide SA 5000")
+	f(m, "HARVEST TERRACE", "Parliament House", "Harvest Terrace", "West Perth WA 6005")
+	f(m, "MURRAY STREET", "Parliament House", "Murray Street", "Hobart TAS 7000")
+	f(m, "MITCHELL STREET", "Parliament House", "Mitchell Street", "Darwin City NT 0800")
+	f(m, "KING WILLIAM STREET", "Jo Citizen", "King William Street", "Adelaide SA 5000")
+	f(m, "ST GEORGES TERRACE", "Jo Citizen", "St Georges Terrace", "Perth WA 6000")
+	f(m, "VICTORIA SQUARE", "Jo Citizen", "Victoria Square", "Adelaide SA 5000")
+	f(m, "WATTLE STREET", "Jo Citizen", "Level 1", "Wattle Street", "Ultimo NSW 2007")
+	f(m, "WATTLE STREET", "Jo Citizen", "Ground Floor", "Wattle Street", "Ultimo NSW 2007")
+	f(m, "WATTLE STREET", "Jo Citizen", "Block 5", "Wattle Street", "Ultimo NSW 2007")
+	f(m, "FURZER STREET", "Jo Citizen", "Level 5, Tower 2", "Furzer Street", "Phillip ACT 2606")
+	f(m, "ANZAC PARADE", "UNSW Sydney", "Gate 9", "Anzac Parade", "Kensington NSW 2033")
+	f(m, "MURRAY VALLEY HIGHWAY", "Jo Citizen", "Farm 12", "Murray Valley Highway", "Robinvale VIC 3549")
+	f(m, "THE ESPLANADE", "Jo Citizen", "The Esplanade", "Cairns City QLD 4870")
+	f(m, "THE STRAND", "Jo Citizen", "The Strand", "Townsville City QLD 4810")
+	// a street type standing alone as the street's name
+	f(m, "ESPLANADE", "Jo Citizen", "Esplanade", "Cairns City QLD 4870")
+	f(m, "ESPLANADE", "Cairns Regional Council", "Esplanade", "Cairns City QLD 4870")
+	f(m, "BROADWAY", "University of Technology Sydney", "Broadway", "Ultimo NSW 2007")
+	f(m, "STRAND", "Jo Citizen", "Strand", "Townsville City QLD 4810")
+	f(m, "BOULEVARD", "Jo Citizen", "Boulevard", "Ivanhoe VIC 3079")
+	f(m, "PROMENADE", "Jo Citizen", "Acme Pty Ltd", "Promenade", "Cairns City QLD 4870")
+	// corners: the first street is read
+	f(m, "GEORGE STREET", "Jo Citizen", "Cnr George and Market Streets", "Sydney NSW 2000")
+	f(m, "FLINDERS STREET", "Jo Citizen", "Corner Flinders and Swanston Streets", "Melbourne VIC 3000")
+	f(m, "FLINDERS STREET", "Jo Citizen", "Corner of Flinders & Swanston Sts", "Melbourne VIC 3000")
+	f(m, "KING STREET", "Jo Citizen", "Cnr King St & Queen St", "Melbourne VIC 3000")
+	f(m, "KING WILLIAM ROAD", "Jo Citizen", "Cnr King William and Greenhill Roads", "Wayville SA 5034")
+	f(m, "HAY STREET", "Jo Citizen", "Cnr Hay St and Barrack St", "Perth WA 6000")
+	// still unmatched or invalid when the rest is wrong
+	f(u, "", "Jo Citizen", "Esplanade", "Cairns Cty QLD 4870")
+	f(u, "", "Jo Citizen", "Cnr George and Market Streets", "Sydny NSW 2000")
+	f(inv, "", "Jo Citizen", "Australian Parliament House", "Canberra ACT 2600")
+	f(inv, "", "Jo Citizen", "Esplanade", "Cairns City QLD")
+
+	// At street level a street named alone, or a corner's first street,
+	// is confirmed as the street.
+	es := classStreetEngine(t, []classPoint{
+		{number: "1", street: "FURZER", typ: "STREET", locality: "PHILLIP", state: "ACT", postcode: "2606"},
+		{number: "100", street: "ESPLANADE", locality: "CAIRNS CITY", state: "QLD", postcode: "4870"},
+		{number: "680", street: "GEORGE", typ: "STREET", locality: "SYDNEY", state: "NSW", postcode: "2000"},
+	})
+	g := func(status string, gran engine.Granularity, lines ...string) {
+		t.Helper()
+		r := es.Check(lines, true)
+		if r.Status.String() != status || r.Detail.Granularity != gran {
+			t.Errorf("%q: %s %s %v, want %s %s", lines, r.Status, r.Detail.Granularity, r.Detail.Faults, status, gran)
+		}
+	}
+	g(m, engine.GranularityStreet, "Department of Health", "Sirius Building", "Furzer Street", "Phillip ACT 2606")
+	g(m, engine.GranularityStreet, "Jo Citizen", "Esplanade", "Cairns City QLD 4870")
+	g(m, engine.GranularityStreet, "Jo Citizen", "Cnr George and Market Streets", "Sydney NSW 2000")
+	g(m, engine.GranularityStreet, "Jo Citizen", "Cnr George St & Market St", "Sydney NSW 2000")
+	g(u, "", "Jo Citizen", "Cnr Pitt and Market Streets", "Sydney NSW 2000")
+}

@@ -341,6 +341,28 @@ func (s *scratch) readStreet(pm *premise, lo, hi int) {
 	if k >= hi {
 		return
 	}
+	if first, ok := s.cornerStreet(k, hi); ok {
+		// the first street of a corner: its own type ("CNR KING ST &
+		// QUEEN ST"), else the plural's ("CNR GEORGE AND MARKET STREETS")
+		and := first + 1
+		for string(s.word(and)) != "AND" && string(s.word(and)) != "&" {
+			and++
+		}
+		pm.nameLo, pm.nameHi = first, and
+		if and-first >= 2 {
+			if idx, ok := voc.streetTypes.lookup(s.word(and - 1)); ok {
+				pm.nameHi, pm.streetType = and-1, int(idx)
+				return
+			}
+		}
+		if full, ok := pluralTypes[string(s.word(hi-1))]; ok {
+			idx, _ := voc.streetTypes.lookup([]byte(full))
+			pm.streetType = int(idx)
+		} else if idx, ok := voc.streetTypes.lookup(s.word(hi - 1)); ok {
+			pm.streetType = int(idx)
+		}
+		return
+	}
 	// The street type is the last type word with a name before it; at most
 	// one suffix follows it. "SMITH STREET NORTH": NORTH is a suffix here,
 	// though G-NAF also knows NORTH as a street type.

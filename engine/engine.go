@@ -596,6 +596,18 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 			break
 		}
 	}
+	if above < 0 {
+		// "ESPLANADE", "BROADWAY": a street type standing alone as the
+		// street's name, when no other line is the delivery line
+		for c := p.tailStart - 1; c >= 0; c-- {
+			if lo := int(s.ctok[c][0]); int(s.ctok[c][1]) == lo+1 {
+				if _, ok := voc.streetTypes.lookup(s.word(lo)); ok {
+					above, p.deliveryK = c, deliveryStreet
+					break
+				}
+			}
+		}
+	}
 	if split := e.streetLocalitySplit(s, p, above); split >= 0 {
 		lo := p.locTok[0]
 		p.streetLo, p.streetSplit = lo, split

@@ -473,7 +473,50 @@ func (s *scratch) classifyLine(lo, hi int) deliveryKind {
 			}
 		}
 	}
+	if _, ok := s.cornerStreet(lo, hi); ok {
+		return deliveryStreet
+	}
 	return deliveryNone
+}
+
+// pluralTypes are the street types written in the plural after two street
+// names: "CNR GEORGE AND MARKET STREETS".
+var pluralTypes = map[string]string{
+	"STREETS": "STREET", "STS": "STREET", "ROADS": "ROAD", "RDS": "ROAD",
+	"AVENUES": "AVENUE", "AVES": "AVENUE", "AVS": "AVENUE", "DRIVES": "DRIVE",
+	"HIGHWAYS": "HIGHWAY", "HWYS": "HIGHWAY", "PARADES": "PARADE", "TERRACES": "TERRACE",
+	"LANES": "LANE", "PLACES": "PLACE", "CRESCENTS": "CRESCENT",
+}
+
+// cornerStreet reads a corner address, "CNR GEORGE AND MARKET STREETS",
+// "CORNER OF FLINDERS & SWANSTON STS", "CNR KING ST & QUEEN ST": the line
+// is a street line, and its first street is the one read (the words after
+// the corner word up to AND or &); it returns the first street's name's
+// first token and whether the line is one.
+func (s *scratch) cornerStreet(lo, hi int) (int, bool) {
+	if hi-lo < 4 {
+		return 0, false
+	}
+	if w := string(s.word(lo)); w != "CNR" && w != "CORNER" && w != "CRNR" {
+		return 0, false
+	}
+	k := lo + 1
+	if string(s.word(k)) == "OF" {
+		k++
+	}
+	for j := k + 1; j < hi-1; j++ {
+		if w := string(s.word(j)); w == "AND" || w == "&" {
+			last := s.word(hi - 1)
+			if _, plural := pluralTypes[string(last)]; plural {
+				return k, true
+			}
+			if _, ok := voc.streetTypes.lookup(last); ok {
+				return k, true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // isUnitWord reports whether token k is a flat or level type word.
