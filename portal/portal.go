@@ -59,6 +59,7 @@ package portal
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -243,6 +244,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		ctx.Error("method not allowed\n", fasthttp.StatusMethodNotAllowed)
 		return
 	}
+	if post && !selfCheckedCSRF[rest] && !boundForm(ctx) {
+		return
+	}
 	switch rest {
 	case "style.css":
 		serveStatic(ctx, "static/style.css", "text/css; charset=utf-8")
@@ -304,6 +308,41 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	default:
 		h.notFound(r)
 	}
+}
+
+// maxFormBytes bounds the body of an ordinary (urlencoded) form: the
+// largest, the address check's 256 KiB of text, is at most three times
+// that encoded. Upload forms (selfCheckedCSRF) have their own limits.
+const maxFormBytes = 1 << 20
+
+// boundForm reads an ordinary form's body, refusing (413, and the
+// connection closed) one larger than maxFormBytes before PostArgs would
+// read it whole: the server streams bodies past its first 64 KiB, and a
+// chunked body declares no length the server could refuse it by.
+func boundForm(ctx *fasthttp.RequestCtx) bool {
+	tooLarge := func() bool {
+		ctx.SetConnectionClose()
+		ctx.Error("the form is larger than 1 MiB\n", fasthttp.StatusRequestEntityTooLarge)
+		return false
+	}
+	if ctx.Request.Header.ContentLength() > maxFormBytes {
+		return tooLarge()
+	}
+	stream := ctx.RequestBodyStream()
+	if stream == nil {
+		return len(ctx.PostBody()) <= maxFormBytes || tooLarge()
+	}
+	body, err := io.ReadAll(io.LimitReader(stream, maxFormBytes+1))
+	if err != nil {
+		ctx.SetConnectionClose()
+		ctx.Error("the form could not be read\n", fasthttp.StatusBadRequest)
+		return false
+	}
+	if len(body) > maxFormBytes {
+		return tooLarge()
+	}
+	ctx.Request.SetBody(body) // read whole: PostArgs parses it from here
+	return true
 }
 
 func setCookie(ctx *fasthttp.RequestCtx, id string) {
