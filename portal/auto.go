@@ -161,7 +161,7 @@ func (h *Handler) openUploadForm(r *request, max int64) (*multipart.Reader, *cou
 		tok, _ = io.ReadAll(io.LimitReader(part, 256))
 	}
 	if !csrfOK(r.se, tok) {
-		ctx.SetConnectionClose()
+		unread(ctx)
 		ctx.Error(csrfRefused, fasthttp.StatusForbidden)
 		return nil, nil, formCSRF
 	}
@@ -175,7 +175,7 @@ func (h *Handler) autoUpload(r *request) {
 	maxBytes, maxFiles := h.maxUploadBytes(), h.maxUploadFiles()
 	var d autoForm
 	tooLarge := func() {
-		ctx.SetConnectionClose() // the rest of the body is not read
+		unread(ctx)
 		h.autoFormPage(r, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("The upload is larger than %s MB in all: nothing was uploaded. Send fewer or smaller files at a time.", megabytes(maxBytes)), d)
 	}
 	mr, body, refused := h.openUploadForm(r, maxBytes)

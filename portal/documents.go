@@ -96,7 +96,7 @@ func (h *Handler) uploadDocument(r *request) {
 	lib := h.cfg.Library
 	max := lib.Options().MaxBytes + documentsFormSlack
 	tooLarge := func() {
-		ctx.SetConnectionClose() // the rest of the body is not read
+		unread(ctx)
 		h.documentsPage(r, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("The document is larger than %s MB: it was not uploaded.", megabytes(lib.Options().MaxBytes)))
 	}
 	mr, body, why := h.openUploadForm(r, max)

@@ -72,6 +72,7 @@ import (
 	"github.com/lodge-mail/lodge/billing"
 	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/server"
 	"github.com/lodge-mail/lodge/upload"
 )
 
@@ -310,6 +311,14 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// unread closes the connection after the answer to a request whose body
+// was not read whole, draining what the client still sends (up to 4 MiB)
+// so that it reads the answer instead of a reset.
+func unread(ctx *fasthttp.RequestCtx) {
+	ctx.SetConnectionClose()
+	server.LingerOnClose(ctx)
+}
+
 // maxFormBytes bounds the body of an ordinary (urlencoded) form: the
 // largest, the address check's 256 KiB of text, is at most three times
 // that encoded. Upload forms (selfCheckedCSRF) have their own limits.
@@ -321,7 +330,7 @@ const maxFormBytes = 1 << 20
 // chunked body declares no length the server could refuse it by.
 func boundForm(ctx *fasthttp.RequestCtx) bool {
 	tooLarge := func() bool {
-		ctx.SetConnectionClose()
+		unread(ctx)
 		ctx.Error("the form is larger than 1 MiB\n", fasthttp.StatusRequestEntityTooLarge)
 		return false
 	}
@@ -334,7 +343,7 @@ func boundForm(ctx *fasthttp.RequestCtx) bool {
 	}
 	body, err := io.ReadAll(io.LimitReader(stream, maxFormBytes+1))
 	if err != nil {
-		ctx.SetConnectionClose()
+		unread(ctx)
 		ctx.Error("the form could not be read\n", fasthttp.StatusBadRequest)
 		return false
 	}

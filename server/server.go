@@ -298,7 +298,7 @@ func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
 	// client that sends the body anyway finds it drained (lingerOnClose).
 	if s.cfg.Upload != nil && upload.IsStreamingPath(h.RequestURI()) {
 		if s.cfg.Upload.RefuseDeclaredTooLarge(ctx) {
-			lingerOnClose(ctx)
+			LingerOnClose(ctx)
 			return fasthttp.StatusRequestEntityTooLarge
 		}
 		if len(h.Peek(fasthttp.HeaderAuthorization)) == 0 {
@@ -309,7 +309,7 @@ func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
 			for _, c := range s.authn.UploadChallengeHeaders(false) {
 				ctx.Response.Header.Add("WWW-Authenticate", c)
 			}
-			lingerOnClose(ctx)
+			LingerOnClose(ctx)
 			return fasthttp.StatusUnauthorized
 		}
 		return fasthttp.StatusContinue
@@ -317,16 +317,18 @@ func (s *Server) expectContinue(ctx *fasthttp.RequestCtx) int {
 	if h.ContentLength() > s.cfg.MaxBodyBytes {
 		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
 			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
-		lingerOnClose(ctx)
+		LingerOnClose(ctx)
 		return fasthttp.StatusRequestEntityTooLarge
 	}
 	return fasthttp.StatusContinue
 }
 
-// lingerOnClose has the connection of ctx drain what the client still
-// sends before it closes (conn.lingerOnClose), so that a client sending a
-// body the answer refused reads that answer instead of a reset.
-func lingerOnClose(ctx *fasthttp.RequestCtx) {
+// LingerOnClose has the connection of ctx drain what the client still
+// sends (up to 4 MiB) before it closes (conn.lingerOnClose), so that a
+// client sending a body the answer refused reads that answer instead of
+// a reset. Handlers that refuse a body they have not read whole (the
+// portal's forms) call it with SetConnectionClose.
+func LingerOnClose(ctx *fasthttp.RequestCtx) {
 	c := ctx.Conn()
 	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
 		c = tc.NetConn()
@@ -441,7 +443,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 	if ctx.Response.ConnectionClose() && ctx.Request.Header.ContentLength() != 0 {
 		// the answer closes the connection with the body perhaps unread
-		lingerOnClose(ctx)
+		LingerOnClose(ctx)
 	}
 }
 
@@ -642,7 +644,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		rpcHTTPError(ctx, fasthttp.StatusRequestEntityTooLarge, rpc.CodeInvalidRequest,
 			fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBodyBytes))
-		lingerOnClose(ctx)
+		LingerOnClose(ctx)
 	case errors.As(err, &small):
 		ctx.Error("request header fields too large\n", fasthttp.StatusRequestHeaderFieldsTooLarge)
 	default:
