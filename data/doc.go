@@ -17,7 +17,10 @@
 //
 // The vocabularies (street types, flat and level types, street suffixes,
 // postal delivery types, states and their postcode ranges, external
-// territories, country aliases) are our own tables in Go source.
+// territories, country aliases and variants) are our own tables in Go
+// source. Country names in every language i18n-iso-countries (MIT) and
+// Debian's iso-codes (LGPL-2.1-or-later) hold are compiled in from
+// countries/*.tsv, which countries/gen writes from those two packages.
 package data
 
 // MaxLine is the longest line a reader accepts, in bytes.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lodge-mail/lodge/data"
 	"github.com/lodge-mail/lodge/engine"
 )
 
@@ -550,4 +551,242 @@ func TestClassDeliveryLineWithoutNumber(t *testing.T) {
 	g(m, engine.GranularityStreet, "Jo Citizen", "Cnr George and Market Streets", "Sydney NSW 2000")
 	g(m, engine.GranularityStreet, "Jo Citizen", "Cnr George St & Market St", "Sydney NSW 2000")
 	g(u, "", "Jo Citizen", "Cnr Pitt and Market Streets", "Sydney NSW 2000")
+}
+
+// TestClassCountries (class 5): the last line names a country in any way
+// people write one: formal and local-language names, a leading article,
+// constituent countries and territories of the Caribbean and the Pacific,
+// after a region or a postcode on the same line.
+func TestClassCountries(t *testing.T) {
+	e := newEngine(t, false)
+	_, fs := verdictCase(t, e)
+	vf, _ := verdictCase(t, e)
+	f := func(nation string, lines ...string) {
+		t.Helper()
+		vf("international", nation, "", lines...)
+	}
+	m, inv := "matched", "invalid"
+
+	// names with a leading article
+	f("BHS", "Jo", "1 Bay St", "Nassau", "The Bahamas")
+	f("GMB", "Jo", "1 Main Rd", "Banjul", "The Gambia")
+	f("NLD", "Jo", "Damrak 1", "1012 LG Amsterdam", "The Netherlands")
+	f("PHL", "Jo", "1 Ayala Ave", "Makati City", "The Philippines")
+	f("USA", "Jo", "1600 Pennsylvania Ave NW", "Washington DC 20500", "The United States")
+	f("CZE", "Jo", "Vaclavske namesti 1", "110 00 Praha", "The Czech Republic")
+	// native and local-language names
+	f("NLD", "Jo", "Damrak 1", "1012 LG Amsterdam", "Nederland")
+	f("RUS", "Jo", "ul. Tverskaya 1", "125009 Moscow", "Россия")
+	f("RUS", "Jo", "ul. Tverskaya 1", "125009 Moscow", "Rossiya")
+	f("RUS", "Jo", "ul. Tverskaya 1", "125009 Moscow", "Russian Federation")
+	f("DEU", "Jo", "Invalidenstr. 1", "10115 Berlin", "Deutschland")
+	f("AUT", "Jo", "Stephansplatz 1", "1010 Wien", "Österreich")
+	f("CHE", "Jo", "Bahnhofstrasse 1", "8001 Zürich", "Schweiz")
+	f("CHE", "Jo", "Rue du Rhône 1", "1204 Genève", "Suisse")
+	f("CHE", "Jo", "Via Nassa 1", "6900 Lugano", "Svizzera")
+	f("ESP", "Jo", "Calle Mayor 1", "28013 Madrid", "España")
+	f("ITA", "Jo", "Via del Corso 1", "00186 Roma", "Italia")
+	f("POL", "Jo", "ul. Marszałkowska 1", "00-001 Warszawa", "Polska")
+	f("HUN", "Jo", "Váci utca 1", "1052 Budapest", "Magyarország")
+	f("GRC", "Jo", "Ermou 1", "105 63 Athina", "Ελλάδα")
+	f("JPN", "Jo", "1-1 Chiyoda", "Tokyo 100-0001", "日本")
+	f("CHN", "Jo", "1 Chang'an Ave", "Beijing 100000", "中国")
+	f("KOR", "Jo", "1 Sejong-daero", "Seoul 04524", "대한민국")
+	f("UKR", "Jo", "vul. Khreshchatyk 1", "01001 Kyiv", "Україна")
+	f("FIN", "Jo", "Mannerheimintie 1", "00100 Helsinki", "Suomi")
+	f("SWE", "Jo", "Drottninggatan 1", "111 51 Stockholm", "Sverige")
+	f("NOR", "Jo", "Karl Johans gate 1", "0154 Oslo", "Norge")
+	f("DNK", "Jo", "Strøget 1", "1160 København", "Danmark")
+	f("ISL", "Jo", "Laugavegur 1", "101 Reykjavík", "Ísland")
+	f("TUR", "Jo", "İstiklal Cd. 1", "34433 Istanbul", "Türkiye")
+	f("EGY", "Jo", "1 Tahrir Sq", "Cairo", "مصر")
+	f("IND", "Jo", "1 Rajpath", "New Delhi 110001", "भारत")
+	f("IND", "Jo", "1 Rajpath", "New Delhi 110001", "Bharat")
+	f("BRA", "Jo", "Av. Paulista 1", "01310-000 São Paulo SP", "Brasil")
+	f("MEX", "Jo", "Av. Reforma 1", "06600 Ciudad de México", "Estados Unidos Mexicanos")
+	f("FRA", "Jo", "1 Rue de Rivoli", "75001 Paris", "République française")
+	f("IRL", "Jo", "1 O'Connell St", "Dublin 1", "Éire")
+	f("GEO", "Jo", "1 Rustaveli Ave", "0108 Tbilisi", "Sakartvelo")
+	f("THA", "Jo", "1 Sukhumvit Rd", "Bangkok 10110", "ไทย")
+	// Caribbean and Pacific countries and territories
+	f("SXM", "Jo", "1 Front St", "Philipsburg", "Sint Maarten")
+	f("MAF", "Jo", "1 Rue de la République", "97150 Marigot", "Saint-Martin")
+	f("BES", "Jo", "Kaya Grandi 1", "Kralendijk", "Bonaire")
+	f("BES", "Jo", "The Bottom", "Saba")
+	f("CUW", "Jo", "Handelskade 1", "Willemstad", "Curaçao")
+	f("ABW", "Jo", "L.G. Smith Blvd 1", "Oranjestad", "Aruba")
+	f("VGB", "Jo", "1 Main St", "Road Town", "Tortola")
+	f("VGB", "Jo", "1 Main St", "Road Town", "British Virgin Islands")
+	f("VIR", "Jo", "1 Main St", "Charlotte Amalie", "US Virgin Islands")
+	f("CYM", "Jo", "1 Harbour Dr", "George Town", "Grand Cayman")
+	f("TCA", "Jo", "1 Leeward Hwy", "Providenciales", "Turks and Caicos Islands")
+	f("KNA", "Jo", "1 Bay Rd", "Basseterre", "St Kitts and Nevis")
+	f("VCT", "Jo", "1 Bay St", "Kingstown", "St Vincent and the Grenadines")
+	f("LCA", "Jo", "1 Jeremie St", "Castries", "Saint Lucia")
+	f("TTO", "Jo", "1 Frederick St", "Port of Spain", "Trinidad and Tobago")
+	f("GLP", "Jo", "1 Rue Frébault", "97110 Pointe-à-Pitre", "Guadeloupe")
+	f("PRI", "Jo", "1 Calle Fortaleza", "San Juan PR 00901", "Puerto Rico")
+	f("PYF", "Jo", "BP 1", "98713 Papeete", "Tahiti")
+	f("PYF", "Jo", "BP 1", "98713 Papeete", "Polynésie française")
+	f("COK", "Jo", "PO Box 1", "Avarua", "Rarotonga")
+	f("NCL", "Jo", "1 Rue de Sébastopol", "98800 Nouméa", "Nouvelle-Calédonie")
+	f("WLF", "Jo", "BP 1", "98600 Mata-Utu", "Wallis-et-Futuna")
+	f("MNP", "Jo", "PO Box 1", "Saipan MP 96950", "Northern Mariana Islands")
+	f("GUM", "Jo", "1 Marine Corps Dr", "Hagatna GU 96910", "Guam")
+	f("FSM", "Jo", "PO Box 1", "Kolonia FM 96941", "Pohnpei")
+	f("MHL", "Jo", "PO Box 1", "Majuro MH 96960", "Marshall Islands")
+	f("PLW", "Jo", "PO Box 1", "Koror PW 96940", "Palau")
+	f("KIR", "Jo", "PO Box 1", "Bairiki", "Tarawa")
+	f("TUV", "Jo", "PO Box 1", "Vaiaku", "Funafuti")
+	f("VUT", "Jo", "PO Box 1", "Port Vila", "Vanuatu")
+	f("SLB", "Jo", "PO Box 1", "Honiara", "Solomon Islands")
+	f("FJI", "Jo", "1 Victoria Pde", "Suva", "Fiji")
+	f("TON", "Jo", "PO Box 1", "Nuku'alofa", "Tonga")
+	f("WSM", "Jo", "PO Box 1", "Apia", "Upolu")
+	f("ASM", "Jo", "PO Box 1", "Pago Pago AS 96799", "American Samoa")
+	f("NIU", "Jo", "PO Box 1", "Alofi", "Niue")
+	f("TKL", "Jo", "Fakaofo", "Tokelau")
+	f("PCN", "Jo", "Adamstown", "Pitcairn Islands")
+	f("PNG", "Jo", "PO Box 1", "Port Moresby NCD 121", "PNG")
+	// "Region, Country" and "postcode Country" on the last line
+	f("DEU", "Jo", "Marienplatz 1", "80331 München", "Bavaria, Germany")
+	f("DEU", "Jo", "Invalidenstr. 1", "10115 Germany")
+	f("FRA", "Jo", "1 Rue de Rivoli", "75001 France")
+	f("GBR", "Jo", "10 Downing St", "London SW1A 2AA", "England, United Kingdom")
+	f("GBR", "Jo", "10 Downing St", "London SW1A 2AA United Kingdom")
+	f("CAN", "Jo", "1 Main St", "Toronto", "Ontario, Canada")
+	f("CAN", "Jo", "1 Government St", "Victoria BC V8W 1P6 Canada")
+	f("USA", "Jo", "1 Main St", "Springfield", "Illinois, USA")
+	f("NZL", "Jo", "1 Queen St", "Auckland Central", "Auckland, New Zealand")
+	f("NZL", "Jo", "1 Queen St", "1010 New Zealand")
+	f("PYF", "Jo", "BP 1", "Papeete", "Tahiti, French Polynesia")
+	f("NLD", "Jo", "Damrak 1", "Noord-Holland, Nederland")
+	f("ITA", "Jo", "Via del Corso 1", "00186 Roma, Italia")
+	fs("international", "JPN", "", "Jo, 1-1 Chiyoda, Tokyo 100-0001, 日本")
+	fs("international", "CHE", "", "Jo, Bahnhofstrasse 1, 8001 Zürich, Schweiz")
+
+	// Australian localities that are, or end in, a country's name stay
+	// domestic; so do Australia's own names in other languages, dropped
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "NSW 2372", "Bolivia")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "New Italy NSW 2472")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "NSW 2472", "New Italy")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "Scotland Island NSW 2105")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "NSW 2105", "Scotland Island")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "Canada Bay NSW 2046")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "Wagga Wagga", "New South Wales 2650")
+	vf(m, "AUS", "", "Jo", "1 Main Rd", "2650 Wagga Wagga", "New South Wales")
+	vf(m, "AUS", "", "Jo", "10 Jones St", "Melbourne VIC 3000", "Australien")
+	vf(m, "AUS", "", "Jo", "10 Jones St", "Melbourne VIC 3000", "Australie")
+	vf(m, "AUS", "", "Jo", "10 Jones St", "Melbourne VIC 3000", "オーストラリア")
+	vf(inv, "AUS", "", "Jo", "1 Main Rd", "New Italy")
+}
+
+// TestClassEveryCountryNameInEveryLanguage (class 5): every name of every
+// ISO 3166-1 country that the multilingual tables (i18n-iso-countries and
+// iso-codes, every language they hold) and our variants give, alone on the
+// last line, makes the address international with that country's code,
+// but for the names the engine never reads as a country (a state's
+// spelling, two or three Latin letters, an Australian locality's name) and
+// the names of Australia, which are dropped.
+func TestClassEveryCountryNameInEveryLanguage(t *testing.T) {
+	e := newEngine(t, false)
+	ref := e.Reference()
+	locality := map[string]bool{}
+	for _, l := range ref.Localities() {
+		locality[l.Key] = true
+	}
+	codes := map[string]bool{}
+	for _, c := range ref.Countries() {
+		codes[c.Alpha3] = true
+	}
+	checked, skipped := 0, 0
+	perCountry := map[string]int{}
+	try := func(a3, name string) {
+		k := engine.CanonicalLocality(name)
+		if k == "" || locality[k] || (len(k) < 4 && strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ ") == "") || !codes[a3] {
+			skipped++
+			return
+		}
+		lines := []string{"Jo Citizen", "1 Main St", name}
+		r := e.Check(lines, false)
+		if a3 == "AUS" {
+			if r.Status == engine.StatusInternational {
+				t.Errorf("%q (Australia): %s %s", name, r.Status, r.Nation)
+			}
+			return
+		}
+		checked++
+		perCountry[a3]++
+		if r.Status != engine.StatusInternational || (r.Nation != a3 && !sameName(ref, r.Nation, k)) {
+			t.Errorf("%q: %s %s, want international %s", name, r.Status, r.Nation, a3)
+		}
+	}
+	data := worldNamesForTest()
+	for _, n := range data {
+		try(n[0], n[1])
+	}
+	t.Logf("%d names checked, %d skipped, %d countries", checked, skipped, len(perCountry))
+	if checked < 30_000 {
+		t.Errorf("only %d names checked", checked)
+	}
+	// every current ISO 3166-1 country but Australia has names in other
+	// languages
+	for _, c := range ref.Countries() {
+		if !c.Former && c.Alpha3 != "AUS" && perCountry[c.Alpha3] == 0 {
+			t.Errorf("%s %s: no name in another language", c.Alpha3, c.Name)
+		}
+	}
+}
+
+// sameName reports whether the canonical name k is also one of the names
+// the index gives country a3 (an English name that another country's
+// translation shares wins).
+func sameName(ref *engine.Reference, a3, k string) bool {
+	for _, c := range ref.Countries() {
+		if c.Alpha3 != a3 {
+			continue
+		}
+		for _, n := range append(c.Names, c.Alpha3) {
+			if engine.CanonicalLocality(n) == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestClassCountryNamesLeaveLocalitiesAlone (class 5): with the country
+// names of every language loaded, every G-NAF and GeoNames locality,
+// written with its state and postcode on the line above it (the last line
+// is then the locality alone), is still read as the Australian locality.
+func TestClassCountryNamesLeaveLocalitiesAlone(t *testing.T) {
+	e := newEngine(t, false)
+	intl := 0
+	for _, l := range e.Reference().Localities() {
+		if l.BoxOnly {
+			continue
+		}
+		lines := []string{"Jo Citizen", "12 Example St", l.State.String() + " " + fmt.Sprintf("%04d", l.Postcode), l.Name}
+		if r := e.Check(lines, false); r.Status == engine.StatusInternational {
+			if intl++; intl <= 20 {
+				t.Errorf("%q: international %s", lines, r.Nation)
+			}
+		}
+	}
+	if intl > 0 {
+		t.Errorf("%d localities read as countries", intl)
+	}
+}
+
+// worldNamesForTest lists package data's multilingual country names and
+// variants as (alpha-3, name) pairs.
+func worldNamesForTest() [][2]string {
+	var out [][2]string
+	data.CountryNamesInLanguages(func(a3, name string) { out = append(out, [2]string{a3, name}) })
+	for _, v := range data.CountryVariants {
+		for _, n := range v.Names {
+			out = append(out, [2]string{v.Alpha3, n})
+		}
+	}
+	return out
 }

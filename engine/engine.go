@@ -289,9 +289,16 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 	// ISLAND under NSW 2899): then it is the locality line.
 	last := s.comp(n - 1)
 	s.key = canonicalLocalityBytes(s.key[:0], last)
-	if ref.australia[string(s.key)] {
+	ci, aus, isCountry := ref.countryOf(s.key)
+	if !isCountry && !isPostcodeWord(s.word(int(s.ctok[n-1][1])-1)) {
+		// "BAVARIA GERMANY", "75001 FRANCE", "LONDON SW1A 2AA UNITED
+		// KINGDOM": the country ends the last line. Never a whole
+		// Australian locality name (NEW ITALY, SCOTLAND ISLAND).
+		ci, isCountry = e.countryEndsLine(s, n-1)
+	}
+	if aus {
 		p.n--
-	} else if ci, ok := ref.countryKey[string(s.key)]; ok {
+	} else if isCountry {
 		q := parse{n: n - 1}
 		s.parseTail(&q)
 		s.clearTail()
@@ -332,6 +339,38 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		return r
 	}
 	return e.matchLocality(s, p, detail)
+}
+
+// countryEndsLine finds a country named by the last words of line c
+// after other words ("BAVARIA GERMANY", "75001 FRANCE"), the longest such
+// name first; Australia and a line that is an Australian locality's name
+// are not.
+func (e *Engine) countryEndsLine(s *scratch, c int) (int, bool) {
+	lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+	if hi-lo < 2 || len(e.ref.byKey[string(s.key)]) > 0 || stateSpelling(string(s.key)) {
+		return 0, false // "NEW SOUTH WALES" is no Wales
+	}
+	for i := lo; i < hi; i++ {
+		if isPostcodeWord(s.word(i)) {
+			if st, _, _ := s.findState(lo, hi); st != NoState {
+				return 0, false // "NSW 2372 BOLIVIA": a locality with its state and postcode
+			}
+			break
+		}
+	}
+	for i := lo + 1; i < hi; i++ {
+		s.akey = s.akey[:0]
+		for k := i; k < hi; k++ {
+			if k > i {
+				s.akey = append(s.akey, ' ')
+			}
+			s.akey = canonicalLocalityBytes(s.akey, s.word(k))
+		}
+		if ci, aus, ok := e.ref.countryOf(s.akey); ok && !aus {
+			return ci, true
+		}
+	}
+	return 0, false
 }
 
 // resolveTerritory handles an external territory written on its own line

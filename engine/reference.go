@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/lodge-mail/lodge/data"
 )
@@ -86,6 +88,7 @@ type Reference struct {
 	stateCodes [10000]uint16
 	countries  []Country
 	countryKey map[string]uint16   // normalised name → countries index
+	alpha3     map[string]uint16   // current countries by alpha-3 code → countries index
 	nzByPC     map[uint16][]string // New Zealand postcode → canonical place and region names
 	australia  map[string]bool     // normalised names of Australia ("AUSTRALIA", "AUS", "AU")
 	territory  map[string]int      // normalised external territory name → data.ExternalTerritories index
@@ -170,6 +173,7 @@ func NewReferenceBuilder() *ReferenceBuilder {
 	r := &Reference{
 		byKey:      map[string][]uint32{},
 		countryKey: map[string]uint16{},
+		alpha3:     map[string]uint16{},
 		australia:  map[string]bool{},
 		territory:  map[string]int{},
 		nzByPC:     map[uint16][]string{},
@@ -314,6 +318,9 @@ func (r *Reference) indexCountries() {
 		if c.Alpha3 != "AUS" && !c.Former {
 			claim(c.Name, i)
 			claim(c.Alpha3, i)
+			if _, dup := r.alpha3[c.Alpha3]; !dup {
+				r.alpha3[c.Alpha3] = uint16(i)
+			}
 		}
 	}
 	for i, c := range r.countries { // their aliases
@@ -340,6 +347,82 @@ func (r *Reference) indexCountries() {
 			}
 		}
 	}
+}
+
+// countryOf finds the country a last line's canonical key names: by the
+// names the reference was built with (English names, codes and aliases
+// first, withdrawn countries last), then by the names of every language
+// and the variants of package data, which are never an Australian
+// locality's name. "THE BAHAMAS" reads as BAHAMAS. aus reports a name of
+// Australia itself.
+func (r *Reference) countryOf(key []byte) (ci int, aus, ok bool) {
+	for range 2 {
+		if r.australia[string(key)] {
+			return 0, true, true
+		}
+		if ci, ok := r.countryKey[string(key)]; ok {
+			return int(ci), false, true
+		}
+		if a3, ok := worldNames()[string(key)]; ok && len(r.byKey[string(key)]) == 0 {
+			if a3 == "AUS" {
+				return 0, true, true
+			}
+			if ci, ok := r.alpha3[a3]; ok {
+				return int(ci), false, true
+			}
+		}
+		rest, the := bytes.CutPrefix(key, []byte("THE "))
+		if !the {
+			break
+		}
+		key = rest
+	}
+	return 0, false, false
+}
+
+// worldNames maps the canonical keys of the country names of every
+// language (package data's tables) and of our variants to alpha-3 codes;
+// built once, on first use.
+var worldNames = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	shared := map[string]bool{}
+	data.CountryNamesInLanguages(func(a3, name string) {
+		k := canonicalCountry(name)
+		if k == "" || stateSpelling(k) || (len(k) < 4 && isASCII(k)) {
+			return // "UC" is Australia in Vietnamese, and a word of English
+		}
+		if prev, ok := m[k]; ok && prev != a3 {
+			shared[k] = true
+		}
+		m[k] = a3
+	})
+	for k := range shared {
+		delete(m, k) // names two countries share say nothing
+	}
+	for _, v := range data.CountryVariants {
+		for _, n := range v.Names {
+			if k := canonicalCountry(n); k != "" && !stateSpelling(k) {
+				m[k] = v.Alpha3
+			}
+		}
+	}
+	return m
+})
+
+// stateSpelling reports whether the canonical key k spells an Australian
+// state: never a country, whatever a language calls one.
+func stateSpelling(k string) bool {
+	_, ok := voc.states.lookup([]byte(k))
+	return ok
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // Build returns the finished Reference. The builder must not be used after.
