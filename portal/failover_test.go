@@ -47,3 +47,23 @@ func TestFailoversOwnAccount(t *testing.T) {
 		t.Fatalf("eve's failovers show jo's: %s", e.body)
 	}
 }
+
+// TestTemplateTextEscaped: a mailing's settings, template text included,
+// are shown escaped on its page.
+func TestTemplateTextEscaped(t *testing.T) {
+	f := newFixture(t)
+	settings := `{"template":"<script>alert('template')</script>","email_subject":"<img src=x onerror=alert(1)>"}`
+	m := pipeline.Mailing{EPID: "TPL1", Account: "ABC00001", Letters: 1, Settings: []byte(settings)}
+	ls := []pipeline.Letter{{Idx: 0, Channels: []string{"email"}, Email: "jo@example.com"}}
+	if err := f.mr.Submit(m, ls); err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.signIn("jo", joPass).expect(200)
+	b.get("/portal/mailings/TPL1").expect(200, "&lt;script&gt;alert(&#39;template&#39;)&lt;/script&gt;", "&lt;img src=x onerror=alert(1)&gt;")
+	for _, bad := range []string{"<script>alert", "<img src=x"} {
+		if strings.Contains(b.body, bad) {
+			t.Fatalf("the mailing page shows %q unescaped", bad)
+		}
+	}
+}

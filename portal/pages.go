@@ -466,5 +466,40 @@ func (h *Handler) failoversPage(r *request) {
 	h.page(r, fasthttp.StatusOK, "failovers", "Failovers", ls, "")
 }
 
-// jsonIndent lays out a mailing's settings for reading.
-func jsonIndent(dst *bytes.Buffer, src []byte) error { return json.Indent(dst, src, "", "  ") }
+// jsonIndent lays out a mailing's settings for reading: indented, and
+// with the characters the store escapes for HTML (\u003c for <, \u003e,
+// \u0026) written as themselves, since the page escapes them its own way
+// (html/template) and a customer reads "<b>" better than "\u003cb\u003e".
+func jsonIndent(dst *bytes.Buffer, src []byte) error {
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, src, "", "  "); err != nil {
+		return err
+	}
+	b := ind.Bytes()
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			dst.WriteByte(b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "003c", "003C":
+				dst.WriteByte('<')
+				i += 5
+				continue
+			case "003e", "003E":
+				dst.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				dst.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		// any other escape, \\ included, stays as it is, whole
+		dst.Write(b[i : i+2])
+		i++
+	}
+	return nil
+}
