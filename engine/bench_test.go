@@ -128,6 +128,17 @@ func TestHotPathAllocations(t *testing.T) {
 	f(0, "Jo", "1 Queen St", "Blockhouse Bay", "Auckland 0600")
 	f(0, "Jo", "Acme Pty Ltd", "Acme House", "Level 2", "100 George St", "Sydney NSW 2000", "Australia")
 	f(0, "Jo", "Davis Station", "AAT 7151")
+	// issue 13's classes: street and locality on one line, glued postal
+	// words, a corner, a country in another language or after a region
+	f(0, "Jo", "Acme", "Unit 2 10 Jones St Melbourne VIC 3000")
+	f(0, "Jo", "Acme", "Unit 2 10 Jones St Melborne VIC 3000")
+	f(0, "Jo", "10 Jones St Melbourne", "VIC 3000")
+	f(0, "Jo", "Acme", "431 St Kilda Road Melbourne VIC 3004")
+	f(0, "Jo", "POBOX123", "Sydney NSW 2000")
+	f(0, "Jo", "Cnr George and Market Streets", "Sydney NSW 2000")
+	f(0, "Jo", "Damrak 1", "1012 LG Amsterdam", "Nederland")
+	f(0, "Jo", "Marienplatz 1", "80331 München", "Bavaria, Germany")
+	f(0, "Jo", "1 Bay St", "Nassau", "The Bahamas")
 	if n := testing.AllocsPerRun(200, func() { e.CheckString("Jo, Flat 2, 10 Main St, Sydney, NSW, 2000, Australia", false) }); n > 0 {
 		t.Errorf("CheckString with a seventh line Australia: %.1f allocations", n)
 	}

@@ -790,3 +790,35 @@ func worldNamesForTest() [][2]string {
 	}
 	return out
 }
+
+// TestClassFixtureOnOneLine (classes 1, 3 and 8): every live address of
+// the G-NAF fixture, its parts run together on one line under two
+// recipient lines ("SUITE 4 GROUND BELCONNEN TOWERS 1 BENJAMIN WAY
+// BELCONNEN ACT 2617", "431 ST KILDA RD MELBOURNE VIC 3004"), is matched
+// at premise level, and with its state and postcode on a line of their
+// own too.
+func TestClassFixtureOnOneLine(t *testing.T) {
+	rows := readFixture(t)
+	e := streetEngine(t, rows)
+	n := 0
+	for _, a := range rows {
+		if a["DATE_RETIRED"] != "" || a["ALIAS_PRINCIPAL"] == "A" {
+			continue
+		}
+		one := strings.ReplaceAll(a["ADDRESS"], ", ", " ")
+		tail := " " + a["STATE"] + " " + a["POSTCODE"]
+		for _, lines := range [][]string{
+			{"Jo Citizen", "Acme Pty Ltd", one},
+			{"Jo Citizen", strings.TrimSuffix(one, tail), strings.TrimPrefix(tail, " ")},
+		} {
+			n++
+			r := e.Check(lines, true)
+			if r.Status != engine.StatusMatched || r.Detail.Granularity != engine.GranularityPremise {
+				t.Errorf("%q: %s %s %q %v", lines, r.Status, r.Detail.Granularity, r.Message, r.Detail.Faults)
+			}
+		}
+	}
+	if n < 60 {
+		t.Errorf("only %d cases", n)
+	}
+}

@@ -290,7 +290,7 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 	last := s.comp(n - 1)
 	s.key = canonicalLocalityBytes(s.key[:0], last)
 	ci, aus, isCountry := ref.countryOf(s.key)
-	if !isCountry && !isPostcodeWord(s.word(int(s.ctok[n-1][1])-1)) {
+	if lo, hi := int(s.ctok[n-1][0]), int(s.ctok[n-1][1]); !isCountry && hi > lo && !isPostcodeWord(s.word(hi-1)) {
 		// "BAVARIA GERMANY", "75001 FRANCE", "LONDON SW1A 2AA UNITED
 		// KINGDOM": the country ends the last line. Never a whole
 		// Australian locality name (NEW ITALY, SCOTLAND ISLAND).

@@ -14,7 +14,12 @@ func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"Joe\n10 Jones St\nMelbourne VIC 3000", "a,b,c", "PO Box 1\nx\nSydney NSW 2001",
 		"Jo\n1 Rd\nWA 6333\nDenmark", "\n\n\n", "Jo\n\xff\nMelbourne VIC 3000", "1\n2\n3\n4\n5\n6\n7",
 		"Jo\nUnit 1-19 25 Smith St\nFitzroy 3065 VIC", "10 Downing St, London, UK", "VIC VIC VIC\nVIC 3000\n3000 3000",
-		"Jo\n1 Main St\n2000\nSydney\nNSW", "Jo\n1 Main St\nNSW\n2000 Sydney", "Jo\n2000 NSW\nSydney\n2000 2000", "2000\nVIC\n3000 VIC 3000\nNSW"} {
+		"Jo\n1 Main St\n2000\nSydney\nNSW", "Jo\n1 Main St\nNSW\n2000 Sydney", "Jo\n2000 NSW\nSydney\n2000 2000", "2000\nVIC\n3000 VIC 3000\nNSW",
+		// issue 13's classes
+		"Jo\nAcme\nUnit 2 10 Jones St Melborne VIC 3000", "Jo\n10 Jones St Melbourne\nVIC 3000", "Jo\nCnr George and Market Streets\nSydney NSW 2000",
+		"Jo\nCNR & AND STS\nCNR OF AND &", "Jo\nPOBOX123\nSydney NSW 2000", "BOX1\nPMB7 POB8\nLMB9", "Jo\nEsplanade\nCairns City QLD 4870",
+		"Jo\n1 Main St\nBavaria Germany", "Jo\n1 Main St\nThe The", "...\n...\n...", "Jo\nAcme\n2000 NSW 12 George St Sydney",
+		"Jo\nCONDAMINE HOMESTEAD, LOT 68 ESSEX RD\nHAT HEAD NSW 2440", "Jo\nSHOP 1 GROUND 14 BARRETT ST\nBRADDON ACT 2612"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

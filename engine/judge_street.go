@@ -26,8 +26,14 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 	// street and the reading finds the address.
 	var buildingWords []byte
 	if m.outcome == streetNotFound {
-		alt := *pm
-		if blo, bhi, ok := s.buildingBeforeNumber(p, &alt); ok {
+		// each number after a word in turn: "BIG 4 PARK BEACH HOL PARK 1
+		// OCEAN PDE" names its building with a number of its own
+		for from := 0; buildingWords == nil; {
+			alt := *pm
+			blo, bhi, ok := s.buildingBeforeNumber(p, &alt, from)
+			if !ok {
+				break
+			}
 			for _, og := range groups {
 				if am := e.matchStreet(s, &alt, og, p.postcode); am.outcome == premiseMatched || am.outcome == addrPostcodeWrong {
 					*pm, m, g = alt, am, og
@@ -35,6 +41,7 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 					break
 				}
 			}
+			from = bhi + 1
 		}
 	}
 	// No number, but a line above names a building of the street: the
@@ -297,17 +304,18 @@ func (e *Engine) elsewhere(s *scratch, pm *premise, l *Locality) (string, uint16
 
 // buildingBeforeNumber reads the street delivery line as "[units] NAME
 // NUMBER STREET" into pm (which holds the units of the lines above, kept),
-// the name being a building's: it returns the name's token range. It reports false when no house number (digits, an
-// optional letter, an optional range; not an ordinal like 5TH) follows a
-// word and precedes a street name.
-func (s *scratch) buildingBeforeNumber(p *parse, pm *premise) (lo, hi int, ok bool) {
+// the name being a building's: it returns the name's token range. The
+// number is looked for from token from on. It reports false when no house
+// number (digits, an optional letter, an optional range; not an ordinal
+// like 5TH) or lot follows a word and precedes a street name.
+func (s *scratch) buildingBeforeNumber(p *parse, pm *premise, from int) (lo, hi int, ok bool) {
 	if p.delivery < 0 || p.deliveryK != deliveryStreet {
 		return 0, 0, false
 	}
 	first, last := s.deliveryRange(p)
 	var units premise
 	k := s.readUnitPrefix(&units, first, last)
-	for j := k + 1; j+1 < last; j++ {
+	for j := max(k+1, from); j+1 < last; j++ {
 		w := s.word(j)
 		// "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD": a lot after the name
 		lot := string(w) == "LOT" && j+2 < last && isNumberish(s.word(j+1))

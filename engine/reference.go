@@ -89,6 +89,7 @@ type Reference struct {
 	countries  []Country
 	countryKey map[string]uint16   // normalised name → countries index
 	alpha3     map[string]uint16   // current countries by alpha-3 code → countries index
+	world      map[string]string   // worldNames(), shared by every Reference
 	nzByPC     map[uint16][]string // New Zealand postcode → canonical place and region names
 	australia  map[string]bool     // normalised names of Australia ("AUSTRALIA", "AUS", "AU")
 	territory  map[string]int      // normalised external territory name → data.ExternalTerritories index
@@ -363,7 +364,10 @@ func (r *Reference) countryOf(key []byte) (ci int, aus, ok bool) {
 		if ci, ok := r.countryKey[string(key)]; ok {
 			return int(ci), false, true
 		}
-		if a3, ok := worldNames()[string(key)]; ok && len(r.byKey[string(key)]) == 0 {
+		if len(key) == 0 || (key[len(key)-1] >= '0' && key[len(key)-1] <= '9') {
+			break // "MELBOURNE VIC 3000": no country's name ends in a digit
+		}
+		if a3, ok := r.world[string(key)]; ok && len(r.byKey[string(key)]) == 0 {
 			if a3 == "AUS" {
 				return 0, true, true
 			}
@@ -432,6 +436,7 @@ func (b *ReferenceBuilder) Build() *Reference {
 		r.australia[canonicalCountry(n)] = true
 	}
 	r.indexCountries()
+	r.world = worldNames()
 	for k, ids := range r.byKey {
 		// most addresses first: candidates are ranked by G-NAF counts
 		sort.SliceStable(ids, func(i, j int) bool { return r.localities[ids[i]].Count > r.localities[ids[j]].Count })
