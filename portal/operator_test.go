@@ -13,14 +13,11 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/billing"
-	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
-	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
 	"github.com/lodge-mail/lodge/printroom"
 	"github.com/lodge-mail/lodge/production"
-	"github.com/lodge-mail/lodge/server"
 )
 
 const opPass = "the operator's password"
@@ -48,30 +45,12 @@ type printFixture struct {
 
 func newPrintFixture(t *testing.T) *printFixture {
 	t.Helper()
-	ix := testref.Index(t)
-	eng, err := engine.New(ix.Ref, engine.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
+	ix, eng := testEngine(t)
 	dir := t.TempDir()
-	store, err := auth.Open(filepath.Join(dir, "auth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	for _, u := range [][3]string{{"ABC00001", "jo", joPass}, {"ABC00002", "eve", evePass}, {"OPS00001", "op", opPass}} {
-		if _, err := store.AddAccount(u[0], "test "+u[0]); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := store.AddUser(u[0], u[1], u[2]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store, authn := testUsers(t, dir, [3]string{"ABC00001", "jo", joPass}, [3]string{"ABC00002", "eve", evePass}, [3]string{"OPS00001", "op", opPass})
 	if err := store.SetRole("op", auth.RoleOperator); err != nil {
 		t.Fatal(err)
 	}
-	authn := auth.NewAuthenticator(store, auth.Config{MaxFailures: 3})
 
 	prices := &billing.Prices{Dir: dir}
 	prod, err := production.New(production.Config{DataDir: dir, Prices: prices}, nil)
@@ -85,10 +64,7 @@ func newPrintFixture(t *testing.T) *printFixture {
 	t.Cleanup(func() { st.Close() })
 	c := &clock{now: time.Now().Add(-3 * time.Hour)}
 	mr := pipeline.New(st, prod, pipeline.Config{Now: c.Now, CancelWindow: time.Hour,
-		CheckAddress: func(lines []string) pipeline.Verdict {
-			r := eng.Check(lines, false)
-			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
-		}}, slog.New(slog.DiscardHandler))
+		CheckAddress: checkAddress(eng)}, slog.New(slog.DiscardHandler))
 	docs := t.TempDir()
 	submit := func(epid, account, po string, letters int) {
 		t.Helper()
@@ -147,22 +123,7 @@ func newPrintFixture(t *testing.T) *printFixture {
 		t.Fatalf("%d ready batches, want one per mailing: %+v", len(bs), bs)
 	}
 
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
-		Public: portal.Mux{portal.New(portal.Config{Mailroom: mr, Auth: authn, Prices: prices})}},
-		eng, ix, authn, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	f.fixture = &fixture{t: t, url: "https://" + srv.Addr().String(), mr: mr, clock: c}
+	f.fixture = &fixture{t: t, url: servePortal(t, dir, ix, eng, authn, portal.Config{Mailroom: mr, Prices: prices}), mr: mr, clock: c}
 	return f
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/index"
 	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
@@ -81,7 +82,8 @@ const (
 	evePass = "eve's password 2"
 )
 
-func newFixture(t *testing.T) *fixture {
+// testEngine is the address check on the test reference data.
+func testEngine(t *testing.T) (*index.Index, *engine.Engine) {
 	t.Helper()
 	ix := testref.Index(t)
 	eng, err := engine.New(ix.Ref, engine.Config{})
@@ -89,13 +91,20 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	dir := t.TempDir()
+	return ix, eng
+}
+
+// testUsers opens an auth store in dir with an account and a user for
+// each {account, user, password}, and its authenticator (3 failures
+// throttle).
+func testUsers(t *testing.T, dir string, users ...[3]string) (*auth.Store, *auth.Authenticator) {
+	t.Helper()
 	store, err := auth.Open(filepath.Join(dir, "auth"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	for _, u := range [][3]string{{"ABC00001", "jo", joPass}, {"ABC00002", "eve", evePass}} {
+	for _, u := range users {
 		if _, err := store.AddAccount(u[0], "test "+u[0]); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +112,45 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	authn := auth.NewAuthenticator(store, auth.Config{MaxFailures: 3})
+	return store, auth.NewAuthenticator(store, auth.Config{MaxFailures: 3})
+}
+
+// checkAddress is the mailroom's address check by the engine, as lodge
+// serve wires it.
+func checkAddress(eng *engine.Engine) func([]string) pipeline.Verdict {
+	return func(lines []string) pipeline.Verdict {
+		r := eng.Check(lines, false)
+		return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
+	}
+}
+
+// servePortal runs lodge's real server on loopback with the portal of cfg
+// (its Auth set to authn) as its public handler, and returns its URL.
+func servePortal(t *testing.T, dir string, ix *index.Index, eng *engine.Engine, authn *auth.Authenticator, cfg portal.Config) string {
+	t.Helper()
+	cfg.Auth = authn
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Public: portal.Mux{portal.New(cfg)}},
+		eng, ix, authn, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return "https://" + srv.Addr().String()
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ix, eng := testEngine(t)
+	dir := t.TempDir()
+	_, authn := testUsers(t, dir, [3]string{"ABC00001", "jo", joPass}, [3]string{"ABC00002", "eve", evePass})
 
 	// previews are made by the real producer, from the documents of
 	// mailings submitted with files on disk
@@ -118,10 +165,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { st.Close() })
 	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	mr := pipeline.New(st, nil, pipeline.Config{Now: c.Now, CancelWindow: time.Hour,
-		CheckAddress: func(lines []string) pipeline.Verdict {
-			r := eng.Check(lines, false)
-			return pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
-		},
+		CheckAddress: checkAddress(eng),
 		SuggestAddress: func(lines []string) (pipeline.Verdict, []string) {
 			r := eng.Check(lines, true)
 			v := pipeline.Verdict{Status: r.Status.String(), Nation: r.Nation, Message: r.Message}
@@ -161,24 +205,9 @@ func newFixture(t *testing.T) *fixture {
 	if f.lib, err = library.Open(filepath.Join(dir, "library"), library.Options{InProcess: true, MaxBytes: libMaxBytes, Now: c.Now}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
-		Public: portal.Mux{portal.New(portal.Config{Mailroom: mr, Auth: authn, Now: c.Now,
-			Library: f.lib, Uploads: uploads, MaxUploadFiles: autoMaxFiles, MaxUploadBytes: autoMaxBytes,
-			Preview: prod.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError})}},
-		eng, ix, authn, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	f.url = "https://" + srv.Addr().String()
+	f.url = servePortal(t, dir, ix, eng, authn, portal.Config{Mailroom: mr, Now: c.Now,
+		Library: f.lib, Uploads: uploads, MaxUploadFiles: autoMaxFiles, MaxUploadBytes: autoMaxBytes,
+		Preview: prod.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError})
 	return f
 }
 
