@@ -105,31 +105,6 @@ func (h *Handler) autoFormPage(r *request, status int, msg string, d autoForm) {
 	h.page(r, status, "auto", "Upload letters", d, msg)
 }
 
-// countedBody fails once more than max bytes were read.
-type countedBody struct {
-	r   io.Reader
-	n   int64
-	max int64
-}
-
-var errFormTooLarge = errors.New("the upload is larger than the limit")
-
-func (c *countedBody) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.n > c.max {
-		return n, errFormTooLarge
-	}
-	return n, err
-}
-
-func requestBody(ctx *fasthttp.RequestCtx) io.Reader {
-	if r := ctx.RequestBodyStream(); r != nil {
-		return r
-	}
-	return bytes.NewReader(ctx.PostBody())
-}
-
 // formRefusal is why openUploadForm refused a form.
 type formRefusal int
 
@@ -141,10 +116,10 @@ const (
 )
 
 // openUploadForm opens a multipart upload form of at most max bytes (its
-// body fails with errFormTooLarge past that) and checks its CSRF token,
+// body fails with upload.ErrBodyTooLarge past that) and checks its CSRF token,
 // which the form sends as its first field, before anything else is read
 // or done.
-func (h *Handler) openUploadForm(r *request, max int64) (*multipart.Reader, *countedBody, formRefusal) {
+func (h *Handler) openUploadForm(r *request, max int64) (*multipart.Reader, *upload.CountingReader, formRefusal) {
 	ctx := r.ctx
 	if int64(ctx.Request.Header.ContentLength()) > max {
 		return nil, nil, formTooLarge
@@ -153,7 +128,7 @@ func (h *Handler) openUploadForm(r *request, max int64) (*multipart.Reader, *cou
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, nil, formNotMultipart
 	}
-	body := &countedBody{r: requestBody(ctx), max: max}
+	body := &upload.CountingReader{R: upload.BodyReader(ctx), Max: max}
 	mr := multipart.NewReader(body, params["boundary"])
 	part, err := mr.NextPart()
 	var tok []byte
@@ -209,7 +184,7 @@ func (h *Handler) autoUpload(r *request) {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errFormTooLarge) || body.n > maxBytes {
+			if errors.Is(err, upload.ErrBodyTooLarge) || body.N > maxBytes {
 				why = "larger than the limit"
 				tooLarge()
 				return
@@ -247,7 +222,7 @@ func (h *Handler) autoUpload(r *request) {
 				return
 			}
 			if _, err := in.Add(part.FileName(), part, autoKinds...); err != nil {
-				if errors.Is(body.err(), errFormTooLarge) {
+				if errors.Is(body.Err(), upload.ErrBodyTooLarge) {
 					why = "larger than the limit"
 					tooLarge()
 					return
@@ -269,7 +244,7 @@ func (h *Handler) autoUpload(r *request) {
 			io.Copy(io.Discard, part)
 		}
 	}
-	if errors.Is(body.err(), errFormTooLarge) {
+	if errors.Is(body.Err(), upload.ErrBodyTooLarge) {
 		why = "larger than the limit"
 		tooLarge()
 		return
@@ -307,13 +282,6 @@ func (h *Handler) autoUpload(r *request) {
 	h.cfg.Log.Info("portal: letters uploaded for the auto processor", "epid", in.EPID(), "account", r.se.Account, "user", r.se.User, "files", in.Files()-1)
 	h.sessions.setFlash(r.id, fmt.Sprintf("%d file%s uploaded as mailing %s, on hold until you confirm it.", in.Files()-1, plural(in.Files()-1), in.EPID()))
 	ctx.Redirect(Prefix+"auto/"+in.EPID(), fasthttp.StatusSeeOther)
-}
-
-func (c *countedBody) err() error {
-	if c.n > c.max {
-		return errFormTooLarge
-	}
-	return nil
 }
 
 // autoMetadataFile is the metadata of an upload: its title, on customer

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/lodge-mail/lodge/library"
+	"github.com/lodge-mail/lodge/upload"
 	"github.com/lodge-mail/lodge/upload/inspect"
 )
 
@@ -115,7 +116,7 @@ func (h *Handler) uploadDocument(r *request) {
 	for {
 		part, err = mr.NextPart()
 		if err != nil {
-			if errors.Is(err, errFormTooLarge) || body.n > max {
+			if errors.Is(err, upload.ErrBodyTooLarge) || body.N > max {
 				tooLarge()
 			} else if errors.Is(err, io.EOF) {
 				h.documentsPage(r, fasthttp.StatusBadRequest, "Choose a document to upload.")
@@ -140,7 +141,7 @@ func (h *Handler) uploadDocument(r *request) {
 	case err == nil:
 		h.sessions.setFlash(r.id, fmt.Sprintf("Uploaded %s (%s). Name it in a mailing's metadata as its file_name.", d.Name, pagesOf(d.Pages)))
 		ctx.Redirect(Prefix+"documents", fasthttp.StatusSeeOther)
-	case errors.Is(err, library.ErrTooLarge) || body.n > max:
+	case errors.Is(err, library.ErrTooLarge) || body.N > max:
 		tooLarge()
 	case errors.As(err, &refused):
 		h.documentsPage(r, fasthttp.StatusUnprocessableEntity, "Not uploaded: "+refused.Msg)

@@ -307,7 +307,7 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 		h.refuse(ctx, f, nameReason(status), status, "%s", msg)
 		return
 	}
-	file, no := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), bodyReader(ctx))
+	file, no := h.receive(ss, p.User, name, ext, ctx.Request.Header.ContentLength(), BodyReader(ctx))
 	if no.status != 0 {
 		if no.status == fasthttp.StatusRequestEntityTooLarge || no.status == fasthttp.StatusForbidden || no.status == fasthttp.StatusServiceUnavailable {
 			ctx.SetConnectionClose() // the rest of the body is not read
@@ -318,8 +318,9 @@ func (h *Handler) put(ctx *fasthttp.RequestCtx, p Principal) {
 	reply(ctx, f, fasthttp.StatusCreated, []byte(fmt.Sprintf("%s %d %s\n", file.Name, file.Size, file.SHA1)))
 }
 
-// bodyReader streams the request body whether fasthttp buffered it or not.
-func bodyReader(ctx *fasthttp.RequestCtx) io.Reader {
+// BodyReader streams the request body whether fasthttp buffered it or
+// not; a chunked body that is cut short fails rather than ending.
+func BodyReader(ctx *fasthttp.RequestCtx) io.Reader {
 	if r := ctx.RequestBodyStream(); r != nil {
 		if ctx.Request.Header.ContentLength() == -1 { // chunked
 			return &chunkedBody{r: r, conn: ctx.Conn()}
@@ -366,7 +367,7 @@ func (h *Handler) receive(ss Session, by, name, ext string, declared int, body i
 		return file, refusal{fasthttp.StatusForbidden, rejectFileType, rejected.Error()}
 	case errors.Is(err, ErrTooLarge):
 		return file, refusal{fasthttp.StatusRequestEntityTooLarge, rejectTooLarge, fmt.Sprintf("%s is larger than %d bytes", name, h.store.opt.MaxFileBytes)}
-	case errors.Is(err, errMultipartTooLarge):
+	case errors.Is(err, ErrBodyTooLarge):
 		return file, refusal{fasthttp.StatusRequestEntityTooLarge, rejectTooLarge, fmt.Sprintf("multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)}
 	case errors.Is(err, ErrNoSpace), errors.Is(err, syscall.ENOSPC):
 		h.log.Warn("upload refused: disk short of space", "session", ss.EPID, "file", name)

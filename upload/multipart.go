@@ -10,22 +10,33 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// countingReader counts bytes and fails once more than max were read.
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	max int64
+// CountingReader counts the bytes read through it and fails with
+// ErrBodyTooLarge once more than Max were read: a streamed upload body
+// (mpf_upload's, the portal's upload forms') bounded as it arrives.
+type CountingReader struct {
+	R   io.Reader
+	N   int64
+	Max int64
 }
 
-var errMultipartTooLarge = errors.New("multipart upload larger than the limit")
+// ErrBodyTooLarge is CountingReader's error past its Max.
+var ErrBodyTooLarge = errors.New("multipart upload larger than the limit")
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.n > c.max {
-		return n, errMultipartTooLarge
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N += int64(n)
+	if c.N > c.Max {
+		return n, ErrBodyTooLarge
 	}
 	return n, err
+}
+
+// Err is ErrBodyTooLarge once more than Max bytes were read, else nil.
+func (c *CountingReader) Err() error {
+	if c.N > c.Max {
+		return ErrBodyTooLarge
+	}
+	return nil
 }
 
 // multipart takes one mailing in one request: POST
@@ -74,7 +85,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		ctx.SetConnectionClose()
 		refuse(rejectTooLarge, fasthttp.StatusRequestEntityTooLarge, "multipart uploads are limited to %d bytes in all", h.cfg.MaxMultipartBytes)
 	}
-	body := &countingReader{r: bodyReader(ctx), max: h.cfg.MaxMultipartBytes}
+	body := &CountingReader{R: BodyReader(ctx), Max: h.cfg.MaxMultipartBytes}
 	mr := multipart.NewReader(body, params["boundary"])
 	for {
 		part, err := mr.NextPart()
@@ -82,7 +93,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errMultipartTooLarge) {
+			if errors.Is(err, ErrBodyTooLarge) {
 				tooLarge()
 			} else {
 				refuse(rejectBadRequest, fasthttp.StatusBadRequest, "malformed multipart body: %v", err)
@@ -96,7 +107,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		if _, err := in.Add(part.FileName(), part); err != nil {
 			no := err.(*Refusal)
 			switch {
-			case errors.Is(body.err(), errMultipartTooLarge):
+			case errors.Is(body.Err(), ErrBodyTooLarge):
 				tooLarge()
 			case no.First != 0:
 				refuse(no.Reason, no.Status, "parts %d and %d are both named %s: send each file once, under names of their own", no.First, no.Part, no.Name)
@@ -108,7 +119,7 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 	}
 	// the parser may have found the closing boundary in what it read
 	// before it saw the error: the limit holds all the same
-	if errors.Is(body.err(), errMultipartTooLarge) {
+	if errors.Is(body.Err(), ErrBodyTooLarge) {
 		tooLarge()
 		return
 	}
@@ -134,11 +145,4 @@ func (h *Handler) multipart(ctx *fasthttp.RequestCtx, p Principal) {
 		add(h.store.m.rejections, rejectMailing, 1)
 	}
 	reply(ctx, f, status, encodeEnd(f, res))
-}
-
-func (c *countingReader) err() error {
-	if c.n > c.max {
-		return errMultipartTooLarge
-	}
-	return nil
 }
