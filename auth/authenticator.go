@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -163,6 +164,8 @@ type Authenticator struct {
 
 	digest digestState // see digest.go
 
+	checks atomic.Uint64 // see Checks
+
 	// Test hooks: every password, key and Digest response check goes
 	// through these.
 	verifyPW    func(phc string, password []byte) bool
@@ -227,7 +230,14 @@ func (a *Authenticator) Authenticate(authorization []byte, client string) (Princ
 	return a.authenticate(authorization, nil, nil, false, client)
 }
 
+// Checks is the number of Authorization headers checked (verified, or
+// refused before it) since a was made: those of Authenticate and
+// AuthenticateRequest, and those of AuthenticateConn that were not its
+// connection's remembered header.
+func (a *Authenticator) Checks() uint64 { return a.checks.Load() }
+
 func (a *Authenticator) authenticate(authorization, method, uri []byte, digest bool, client string) (Principal, error) {
+	a.checks.Add(1)
 	if a.thr == nil {
 		return a.check(authorization, method, uri, digest, nil)
 	}

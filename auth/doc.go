@@ -144,8 +144,21 @@
 //     (lodge serve's JSON-RPC and uploads, which call Authenticate and
 //     AuthenticateRequest) share the budget, as they must.
 //
-// Revoking a key, disabling a user or an account takes effect on the next
-// request: key and user records are read from the store on every request.
+// Revoking a key, disabling a user or an account, changing a password or
+// a role takes effect on the next request, on connections already open
+// too. Authenticate reads the key and user records (through an in-memory
+// copy every write clears) on every request. AuthenticateConn, which
+// lodge serve's JSON-RPC endpoint uses, verifies a connection's
+// Authorization header once and remembers it in the connection's
+// ConnCache with the store's generation: a counter every write to the
+// store moves, before the method that wrote returns. The same header on
+// the same connection is then honoured without hashing or look-ups until
+// the generation moves, when it is verified afresh; a different header is
+// always verified. Only Bearer and Basic are remembered: a Digest header
+// signs one request (its nonce count rises every time), so the same
+// header again is a replay and is refused as before. A connection's
+// remembered header still gets a *ThrottledError while its client, or
+// the client and that identity, are throttled.
 //
 // # Concurrency
 //

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -92,6 +93,13 @@ type throttle struct {
 	keys   int
 	m      map[string]*list.Element // of *failures
 	order  list.List                // least recently failed first
+	// until is a time (Unix nanoseconds) before which some key may be
+	// blocked and after which none is, until the next failure: when a
+	// failure brings a key to max, until moves to that failure's time
+	// plus the window, when its stamps have all left the window. It lets
+	// a request whose credentials are already verified skip the tables
+	// while nothing is blocked; 0 while nothing ever was.
+	until atomic.Int64
 }
 
 type failures struct {
@@ -107,6 +115,12 @@ type stamp struct {
 
 func newThrottle(max int, window, gran time.Duration, keys int) *throttle {
 	return &throttle{max: max, window: window, gran: gran, keys: keys, m: map[string]*list.Element{}}
+}
+
+// mayBlock says whether some key may be blocked at now (see until).
+func (t *throttle) mayBlock(now func() time.Time) bool {
+	u := t.until.Load()
+	return u != 0 && now().UnixNano() < u
 }
 
 // maxStamps bounds the stamps of a key.
@@ -193,6 +207,9 @@ func (t *throttle) fail(key string, now time.Time) {
 	f := el.Value.(*failures)
 	f.prune(now, t.window)
 	f.total++
+	if u := now.Add(t.window).UnixNano(); f.total >= t.max && u > t.until.Load() {
+		t.until.Store(u) // changed under t.mu only
+	}
 	if n := len(f.stamps); n > 0 && t.gran > 0 && (now.Sub(f.stamps[n-1].at) < t.gran || n >= t.maxStamps()) {
 		f.stamps[n-1].n++
 		return

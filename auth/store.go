@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -164,9 +165,11 @@ type Store struct {
 
 	// rcache holds decoded records the authentication path reads, so a
 	// request costs no pebble read. Every write clears it; rgen tells a
-	// reader that raced with a write not to store what it read.
+	// reader that raced with a write not to store what it read. rgen is
+	// also the store's generation (see generation): it changes only under
+	// rmu, and is read without it.
 	rmu    sync.RWMutex
-	rgen   uint64
+	rgen   atomic.Uint64
 	rcache map[string]cachedRecord
 
 	now func() time.Time
@@ -267,6 +270,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.rmu.Lock()
+	s.rgen.Add(1)   // a connection's remembered verification is not honoured past Close
+	clear(s.rcache) // nor records read before it
+	s.rmu.Unlock()
 	return s.db.Close()
 }
 
@@ -296,12 +303,20 @@ func (s *Store) write(fn func(b *pebble.Batch) error) error {
 		}
 		err := b.Commit(pebble.Sync)
 		s.rmu.Lock()
-		s.rgen++
+		s.rgen.Add(1)
 		clear(s.rcache)
 		s.rmu.Unlock()
 		return err
 	})
 }
+
+// generation changes with every write to the store (whatever it changes:
+// a key revoked, a user or account disabled, a password or role changed)
+// and when the store closes, after the write is committed and before the
+// method that wrote returns. So a verification made after generation()
+// read g holds for as long as generation() still reads g: no write has
+// returned since g was read.
+func (s *Store) generation() uint64 { return s.rgen.Load() }
 
 // cachedRecord is a decoded record, or its absence.
 type cachedRecord struct {
@@ -316,7 +331,7 @@ const maxCachedRecords = 100_000
 func getCached[T any](s *Store, key string) (T, bool, error) {
 	s.rmu.RLock()
 	c, hit := s.rcache[key]
-	gen := s.rgen
+	gen := s.rgen.Load()
 	s.rmu.RUnlock()
 	if hit {
 		if !c.ok {
@@ -336,7 +351,7 @@ func getCached[T any](s *Store, key string) (T, bool, error) {
 		return v, false, err
 	}
 	s.rmu.Lock()
-	if s.rgen == gen {
+	if s.rgen.Load() == gen {
 		if s.rcache == nil || len(s.rcache) >= maxCachedRecords {
 			s.rcache = make(map[string]cachedRecord)
 		}

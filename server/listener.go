@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+
+	"github.com/lodge-mail/lodge/auth"
 )
 
 // defaultMaxConns is the connection limit for an open file limit of n:
@@ -201,6 +205,23 @@ type conn struct {
 	ip     netip.Addr
 	once   sync.Once
 	linger atomic.Bool
+	// auth remembers the credentials this connection's requests proved
+	// (connAuth); emptied on Close.
+	auth auth.ConnCache
+}
+
+// connAuth returns the credentials cache of the connection of ctx, or nil
+// when it is not one of the server's listeners' (the cache is then not
+// used).
+func connAuth(ctx *fasthttp.RequestCtx) *auth.ConnCache {
+	c := ctx.Conn()
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*conn); ok {
+		return &lc.auth
+	}
+	return nil
 }
 
 // Lingering bounds: a refused body up to lingerBytes is read to its end, so
@@ -217,6 +238,7 @@ func (c *conn) lingerOnClose() { c.linger.Store(true) }
 func (c *conn) Close() error {
 	var err error
 	c.once.Do(func() {
+		c.auth.Reset()
 		if !c.linger.Load() {
 			err = c.Conn.Close()
 			c.lim.release(c.ip)

@@ -37,6 +37,8 @@ type testServer struct {
 	key1, key2 string // API keys of accounts ABC00001, ABC00002 and ABC00003
 	key3       string
 	client     *http.Client
+	store      *auth.Store
+	authn      *auth.Authenticator
 }
 
 func startServer(t *testing.T, cfg Config) *testServer {
@@ -64,7 +66,8 @@ func startServer(t *testing.T, cfg Config) *testServer {
 	}
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
-	s, err := New(cfg, eng, ix, auth.NewAuthenticator(store, auth.Config{}), slog.New(slog.DiscardHandler))
+	ts.store, ts.authn = store, auth.NewAuthenticator(store, auth.Config{})
+	s, err := New(cfg, eng, ix, ts.authn, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
