@@ -57,7 +57,10 @@ var autoKinds = []string{"pdf", "ps", "xps"}
 // CSRF token is the form's first part, which the route reads and checks
 // itself before it does anything (Serve's check reads urlencoded forms
 // only, and a multipart body is not read whole into memory).
-var selfCheckedCSRF = map[string]bool{"auto": true}
+var selfCheckedCSRF = map[string]bool{
+	"auto":             true, // autoUpload
+	"documents/upload": true, // uploadDocument
+}
 
 // csrfRefused is the answer to a POST without the session's CSRF token.
 const csrfRefused = "the form's security token is missing or out of date: reload the page and try again\n"

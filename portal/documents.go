@@ -26,12 +26,6 @@ import (
 // before any of it is read; one that grows past it is cut off.
 const documentsFormSlack = 64 << 10
 
-func init() {
-	// the upload form is multipart: its token is checked by
-	// uploadDocument, from the form's first part
-	selfCheckedCSRF["documents/upload"] = true
-}
-
 type documentsData struct {
 	Rows    []docRow
 	MaxMB   string
