@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -164,14 +165,21 @@ func TestConnAuthAllocs(t *testing.T) {
 	defer client.Close()
 	lc := &conn{Conn: server, lim: ts.conns}
 	ctx := &fasthttp.RequestCtx{}
-	ctx.Init2(tls.Server(lc, ts.tls), nil, false) // a TLS connection as the server's own: never handshaken, never read
+	// a TLS connection as the server's own (never handshaken, never read)
+	// and the server's logger
+	ctx.Init2(tls.Server(lc, ts.tls), ts.fast.Logger, false)
 	ctx.Request.Header.SetMethod("POST")
 	ctx.Request.SetRequestURI("/apiv2/jsonrpc")
 	ctx.Request.Header.Set("Authorization", "Bearer "+ts.key1)
 	ctx.Request.Header.SetContentType("application/json")
-	ctx.Request.SetBodyString(connAuthBody)
+	b := []byte(connAuthBody)
+	body := bytes.NewReader(nil)
 	serve := func() {
 		ctx.Response.Reset()
+		// the body as the server streams it (StreamRequestBody), read
+		// ahead whole
+		body.Reset(b)
+		ctx.Request.SetBodyStream(body, len(b))
 		ts.handle(ctx)
 	}
 	serve()

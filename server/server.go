@@ -664,4 +664,12 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 
 type fastLogger struct{ l *slog.Logger }
 
-func (f fastLogger) Printf(format string, args ...any) { f.l.Debug(fmt.Sprintf(format, args...)) }
+// Printf formats only when debug logging is on: fasthttp calls it for
+// every JSON-RPC request (Request.Body warns that a streamed body is read
+// whole; a small one was read ahead already), and the message it made cost
+// an allocation a request.
+func (f fastLogger) Printf(format string, args ...any) {
+	if f.l.Enabled(context.Background(), slog.LevelDebug) {
+		f.l.Debug(fmt.Sprintf(format, args...))
+	}
+}
