@@ -226,3 +226,34 @@ func TestConnCacheAllocs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAuthenticateConn: on a connection that remembers a good key, any
+// header gets what Authenticate gives it, and the good key still works
+// after it.
+func FuzzAuthenticateConn(f *testing.F) {
+	fx := newFixture(f, Config{MaxFailures: -1})
+	good := []byte("Bearer " + fx.good)
+	for _, s := range []string{
+		"", "Bearer " + fx.good, "Bearer " + fx.good + " ", "bearer " + fx.good, "Bearer " + fx.good[:56], "Bearer " + fx.good + "A",
+		"Bearer " + fx.revoked, basic("alice", "password1"), basic("alice", "password2"), "Digest username=\"alice\"", "\x00\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	client := func() string { return "192.0.2.1" }
+	f.Fuzz(func(t *testing.T, header []byte) {
+		var c ConnCache
+		if _, err := fx.a.AuthenticateConn(&c, good, client); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			want, wantErr := fx.a.Authenticate(header, "192.0.2.1")
+			p, err := fx.a.AuthenticateConn(&c, header, client)
+			if p != want || (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("header %q, request %d: %+v, %v; Authenticate gives %+v, %v", header, i+1, p, err, want, wantErr)
+			}
+		}
+		if _, err := fx.a.AuthenticateConn(&c, good, client); err != nil {
+			t.Fatalf("the good key after %q: %v", header, err)
+		}
+	})
+}

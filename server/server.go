@@ -12,7 +12,10 @@
 //   - Every address check request is authenticated before any JSON-RPC
 //     processing: missing or wrong credentials get 401 with
 //     WWW-Authenticate, repeated failures 429 with Retry-After; credentials
-//     in the URL get 400.
+//     in the URL get 400. A connection's Bearer or Basic header is verified
+//     once and remembered by the connection (auth.ConnCache) until the
+//     auth store changes: a revoked key, a disabled account or user, a new
+//     password apply to the next request of open connections too.
 //   - Limits are explicit: body size (413), header size (431), read, write
 //     and idle timeouts for slow clients, connections per client IP and in
 //     all (Config.MaxConns, under the open file limit: past it a connection
