@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -147,4 +148,56 @@ func TestHotPathAllocations(t *testing.T) {
 	}
 	// invalid: the message (and the formatting behind it)
 	f(4, "Joe Blogs", "10 Jones St", "Melbourne NSW 3000")
+}
+
+// BenchmarkCheckRepeatShare: a stream where a share of the addresses
+// repeat (drawn from 1,000 hot ones) and the rest are each seen once (a
+// recipient line of their own), with the cache off and on. The cache must
+// never be much slower than none: below minHitRatio it steps aside.
+func BenchmarkCheckRepeatShare(b *testing.B) {
+	addrs := mix(b, 20_000)
+	hot, cold := addrs[:1000], addrs[1000:]
+	names := make([]string, 1<<20)
+	for i := range names {
+		names[i] = fmt.Sprintf("JO CITIZEN %d", i)
+	}
+	type turn struct {
+		lines []string
+		cold  bool
+	}
+	for _, share := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.9} {
+		rng := rand.New(rand.NewPCG(4, 5))
+		order := make([]turn, 1<<16)
+		for i := range order {
+			if rng.Float64() < share {
+				order[i] = turn{lines: hot[rng.IntN(len(hot))]}
+			} else {
+				order[i] = turn{lines: cold[rng.IntN(len(cold))], cold: true}
+			}
+		}
+		for _, cache := range []bool{false, true} {
+			b.Run(fmt.Sprintf("share=%.2f/cache=%v", share, cache), func(b *testing.B) {
+				cfg := engine.Config{CacheEntries: 10_000}
+				if !cache {
+					cfg.CacheEntries = -1
+				}
+				e, err := engine.New(testref.Index(b).Ref, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Close()
+				lines := make([]string, 0, engine.MaxComponents+2)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t := order[i&(len(order)-1)]
+					lines = append(lines[:0], t.lines...)
+					if t.cold {
+						lines[0] = names[i&(len(names)-1)]
+					}
+					e.Check(lines, false)
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+			})
+		}
+	}
 }

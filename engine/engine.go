@@ -100,7 +100,9 @@ const (
 // Config tunes an Engine. The zero value is the documented default.
 type Config struct {
 	// CacheEntries is how many verdicts the cache holds: 0 means 500,000;
-	// a negative value turns the cache off.
+	// a negative value turns the cache off. An address's verdict enters
+	// the cache when the address is seen a second time, and the cache is
+	// consulted only while enough lookups hit to pay for it.
 	CacheEntries int64
 }
 
@@ -141,6 +143,8 @@ func (e *Engine) Close() {
 func (e *Engine) Reference() *Reference { return e.ref }
 
 // CacheStats returns cache hits and misses so far (zero without a cache).
+// A check for which the cache stepped aside (see verdictCache: its hit
+// ratio too low to pay) is neither.
 func (e *Engine) CacheStats() (hits, misses uint64) {
 	if e.cache == nil {
 		return 0, 0
@@ -183,15 +187,15 @@ func (e *Engine) Check(lines []string, detail bool) Result {
 		}
 		return r
 	}
-	if !detail && e.cache != nil {
-		if r, ok := e.cache.get(s.buf); ok {
-			return r
-		}
+	if detail || e.cache == nil {
+		return e.judge(s, n, detail)
 	}
-	r = e.judge(s, n, detail)
-	if !detail && e.cache != nil {
-		e.cache.set(s.buf, r)
+	l, r, ok := e.cache.get(s.buf)
+	if ok {
+		return r
 	}
+	r = e.judge(s, n, false)
+	e.cache.set(l, s.buf, r)
 	return r
 }
 

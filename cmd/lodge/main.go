@@ -309,10 +309,24 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return err
 	}
 	if f, ok := out.(*os.File); ok && f != os.Stdout {
-		if err := f.Sync(); err != nil {
+		if err := syncRegular(f); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(os.Stderr, sum.String())
 	return nil
+}
+
+// syncRegular makes an output file durable. Only a regular file can be: a
+// device, pipe or socket (-o /dev/null, a FIFO) holds nothing to sync,
+// and fsync on one fails (EINVAL).
+func syncRegular(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	return f.Sync()
 }
