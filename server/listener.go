@@ -155,7 +155,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		ip := peerAddr(c)
 		ok, reason := l.lim.acquire(ip)
 		if !ok {
-			c.Close()
+			// counted before the close, which the client may see at once
 			if reason == "max_conns" {
 				l.lim.shedAll.Inc()
 				l.lim.warn("connection refused: too many open connections", "max_conns", l.lim.max)
@@ -163,6 +163,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 				l.lim.shedPerIP.Inc()
 				l.lim.warn("connection refused: too many open connections from one address", "client", ip.String(), "max_conns_per_ip", l.lim.perIP)
 			}
+			c.Close()
 			continue
 		}
 		return &conn{Conn: c, lim: l.lim, ip: ip}, nil
