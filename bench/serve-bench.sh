@@ -32,6 +32,19 @@
 #   half load, single:  lodge p99                 <= 2 ms
 #   and no errors in any lodge run.
 #
+# With BENCH_MODE=distinct it measures instead what no cache can help:
+# batches of 100 addresses drawn from a pool of BENCH_POOL (default
+# 1,000,000) distinct addresses that bench/gnafgen generated, lodge having
+# imported that release (lodge import gnaf) so that each is matched at
+# premise level. It generates and imports them itself (about 30 s for a
+# million), or takes BENCH_GNAF_LIST (a gnafgen -list CSV) with
+# LODGE_DATA_DIR (a data directory where that release is imported, the
+# full-scale one for instance). Lodge and the baseline take turns,
+# BENCH_ROUNDS times; the figure judged is the median of lodge's rounds:
+#
+#   distinct batches of 100:  lodge addresses/s   >= 500,000
+#   and no errors in any lodge run.
+#
 # Exit status: 0 PASS, 1 FAIL, 2 could not run. Servers it started are
 # stopped on exit, whatever the cause.
 #
@@ -46,7 +59,11 @@
 #   BENCH_CONNS          keep-alive connections for single addresses [64]
 #   BENCH_BATCH_CONNS    connections for batches of 100 [16]
 #   BENCH_ROUNDS         rounds of the side-by-side single-address runs [3]
-#   BENCH_POOL           distinct addresses loadgen cycles through [10000]
+#   BENCH_MODE           "" (the runs above) or distinct [""]
+#   BENCH_POOL           distinct addresses loadgen cycles through [10000;
+#                        distinct mode 1000000]
+#   BENCH_GNAF_LIST      distinct mode: the gnafgen -list CSV to draw from
+#                        (with LODGE_DATA_DIR) [generated]
 #   BENCH_SEED           seed of those addresses [1]
 #   BENCH_READY_TIMEOUT  seconds to wait for /readyz (the first start
 #                        builds the index) [600]
@@ -84,7 +101,16 @@ WARMUP=${BENCH_WARMUP:-2s}
 CONNS=${BENCH_CONNS:-64}
 BATCH_CONNS=${BENCH_BATCH_CONNS:-16}
 ROUNDS=${BENCH_ROUNDS:-3}
-POOL=${BENCH_POOL:-10000}
+MODE=${BENCH_MODE:-}
+case $MODE in
+distinct) POOL=${BENCH_POOL:-1000000} ;;
+"") POOL=${BENCH_POOL:-10000} ;;
+*)
+	printf 'serve-bench: BENCH_MODE %s: want distinct or nothing\n' "$MODE" >&2
+	exit 2
+	;;
+esac
+GNAF_LIST=${BENCH_GNAF_LIST:-}
 SEED=${BENCH_SEED:-1}
 READY_TIMEOUT=${BENCH_READY_TIMEOUT:-600}
 LODGE_URL=${LODGE_URL:-}
@@ -154,10 +180,20 @@ wait_ready() {
 log "building into $BIN"
 go build -o "$BIN/" ./bench/baseline ./bench/loadgen || die "build failed"
 
+LIST_ARGS=()
 if [ -z "$LODGE_URL" ]; then
 	go build -o "$BIN/lodge" ./cmd/lodge || die "lodge does not build"
 	port=${LODGE_PORT:-$(free_port)}
 	data=${LODGE_DATA_DIR:-$TMP/data}
+	if [ "$MODE" = distinct ] && [ -z "$GNAF_LIST" ]; then
+		go build -o "$BIN/" ./bench/gnafgen || die "gnafgen does not build"
+		log "generating $POOL distinct addresses (bench/gnafgen) and importing them into $data"
+		"$BIN/gnafgen" -out "$TMP/gnaf" -addresses "$POOL" -format zip -list "$TMP/gnaf/list.csv" -progress 0 ||
+			die "gnafgen failed"
+		"$BIN/lodge" import gnaf -data-dir "$data" -quiet "$TMP"/gnaf/*.zip >"$TMP/import.log" 2>&1 ||
+			die "lodge import gnaf failed: $(tail -n 5 "$TMP/import.log")"
+		GNAF_LIST=$TMP/gnaf/list.csv
+	fi
 	log "starting lodge serve -demo -addr 127.0.0.1:$port -data-dir $data (log $TMP/lodge.log)"
 	# shellcheck disable=SC2086 # LODGE_SERVE_ARGS is word-split on purpose
 	"$BIN/lodge" serve -demo -addr "127.0.0.1:$port" -data-dir "$data" ${LODGE_SERVE_ARGS:-} >"$TMP/lodge.log" 2>&1 &
@@ -171,6 +207,10 @@ else
 	log "using the lodge at $LODGE_URL"
 fi
 AUTH="Bearer $LODGE_KEY"
+if [ "$MODE" = distinct ]; then
+	[ -n "$GNAF_LIST" ] || die "distinct mode with LODGE_URL needs BENCH_GNAF_LIST"
+	LIST_ARGS=(-list "$GNAF_LIST")
+fi
 
 log "starting the baseline (log $TMP/baseline.log)"
 "$BIN/baseline" -addr 127.0.0.1:0 >"$TMP/baseline.out" 2>"$TMP/baseline.log" &
@@ -199,10 +239,42 @@ bench() {
 	baseline) url=$BASE_URL ;;
 	esac
 	out=$("$BIN/loadgen" -url "$url" -auth "$AUTH" -duration "$DURATION" -warmup "$WARMUP" \
-		-pool "$POOL" -seed "$SEED" "$@") || die "loadgen failed against $target ($phase)"
+		-pool "$POOL" -seed "$SEED" ${LIST_ARGS[@]+"${LIST_ARGS[@]}"} "$@") || die "loadgen failed against $target ($phase)"
 	jq -c --arg target "$target" --arg phase "$phase" --argjson round "$round" \
 		'{target: $target, phase: $phase, round: $round} + .' <<<"$out" >>"$RUNS"
 }
+
+if [ "$MODE" = distinct ]; then
+	for round in $(seq "$ROUNDS"); do
+		if [ $((round % 2)) = 1 ]; then order="lodge baseline"; else order="baseline lodge"; fi
+		for target in $order; do
+			log "round $round/$ROUNDS: $target, batches of 100 from $POOL distinct addresses, $BATCH_CONNS connections"
+			bench "$target" distinct100 -batch 100 -conns "$BATCH_CONNS"
+		done
+	done
+	summary=$(jq -s --arg duration "$DURATION" --arg warmup "$WARMUP" --argjson rounds "$ROUNDS" \
+		--argjson batch_conns "$BATCH_CONNS" --argjson pool "$POOL" --arg list "$GNAF_LIST" '
+		def runs(t): map(select(.target == t and .phase == "distinct100"));
+		def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+			else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+		(runs("lodge") | map(.addresses_per_s) | median) as $l |
+		(map(select(.target == "lodge") | .errors) | add) as $errs |
+		{
+			distinct100: {lodge_addresses_per_s: $l, lodge_rounds: (runs("lodge") | map(.addresses_per_s)),
+				baseline_addresses_per_s: (runs("baseline") | map(.addresses_per_s) | median),
+				target: ">= 500000 addresses/s (median of the rounds)", pass: ($l != null and $l >= 500000)},
+			lodge_errors: $errs,
+			settings: {mode: "distinct", duration: $duration, warmup: $warmup, rounds: $rounds,
+				batch_conns: $batch_conns, pool: $pool, list: $list},
+			runs: .
+		} | .result = (if .distinct100.pass and .lodge_errors == 0 then "PASS" else "FAIL" end)
+	' "$RUNS")
+	printf '%s\n' "$summary"
+	result=$(jq -r .result <<<"$summary")
+	log "$result"
+	[ "$result" = PASS ]
+	exit
+fi
 
 for round in $(seq "$ROUNDS"); do
 	if [ $((round % 2)) = 1 ]; then order="lodge baseline"; else order="baseline lodge"; fi

@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -79,4 +83,40 @@ func TestBuildBodies(t *testing.T) {
 	if a, ok := r.Params.Addresses[5].([]any); !ok || len(a) != 3 {
 		t.Errorf("batch 7: sixth address %#v, want the first address again, as lines", r.Params.Addresses[5])
 	}
+}
+
+func TestReadList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "list.csv")
+	list := `ADDRESS_DETAIL_PID,ADDRESS,ALIAS_PRINCIPAL
+GAACT1,"1 MAIN RD, BELCONNEN ACT 2617",P
+GAACT2,"UNIT 12, LEVEL 3, BELCONNEN TOWERS, 1 BENJAMIN WAY, BELCONNEN ACT 2617",P
+GAACT3,"SUITE 4, GROUND, TOWER B, THE PARK, 1 BENJAMIN WAY, BELCONNEN ACT 2617",P
+`
+	if err := os.WriteFile(path, []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := func(n int, want [][]string, wantErr string) {
+		t.Helper()
+		got, err := readList(path, n)
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("readList(%d): error %v, want one with %q", n, err, wantErr)
+			}
+			return
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("readList(%d) = %q, %v, want %q", n, got, err, want)
+		}
+	}
+	f(1, [][]string{{"JO CITIZEN", "1 MAIN RD", "BELCONNEN ACT 2617"}}, "")
+	f(3, [][]string{
+		{"JO CITIZEN", "1 MAIN RD", "BELCONNEN ACT 2617"},
+		{"JO CITIZEN", "UNIT 12", "LEVEL 3", "BELCONNEN TOWERS", "1 BENJAMIN WAY", "BELCONNEN ACT 2617"},
+		{"SUITE 4", "GROUND", "TOWER B", "THE PARK", "1 BENJAMIN WAY", "BELCONNEN ACT 2617"}, // seven lines: the recipient dropped
+	}, "")
+	f(4, nil, "3 addresses, -pool asks for 4")
+	if err := os.WriteFile(path, []byte("A,B\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f(1, nil, "no ADDRESS column")
 }

@@ -19,6 +19,11 @@
 // on time is timed from when it was sent, so the client's own timer
 // lateness is not charged to the server.
 //
+// With -list FILE the addresses come instead from a bench/gnafgen -list CSV
+// (the first -pool rows of its ADDRESS column, each "JO CITIZEN" then the
+// address split at ", "): distinct addresses that a server which imported
+// that release matches at premise level, so that no cache can help.
+//
 // Requests completing during -warmup are not counted. After it, for
 // -duration, a request counts when it completes: as an error unless it got
 // HTTP 200 with a body that starts like a JSON-RPC response
@@ -37,16 +42,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +77,7 @@ type config struct {
 	insecure bool
 	seed     uint64
 	pool     int
+	list     string
 	timeout  time.Duration
 }
 
@@ -101,6 +111,7 @@ func main() {
 	flag.BoolVar(&cfg.insecure, "insecure", false, "skip TLS certificate verification (default true when the URL's host is loopback)")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed for the generated addresses")
 	flag.IntVar(&cfg.pool, "pool", 10_000, "distinct addresses to cycle through")
+	flag.StringVar(&cfg.list, "list", "", "draw the addresses from this bench/gnafgen -list CSV (its first -pool rows) instead of the realistic mix")
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "read and write timeout of each request")
 	flag.Parse()
 	insecureSet := false
@@ -138,8 +149,12 @@ func run(cfg config, insecureSet bool) (*result, error) {
 		addr = net.JoinHostPort(host, map[string]string{"https": "443", "http": "80"}[u.Scheme])
 	}
 
-	addrs, err := testref.Mix(cfg.pool, cfg.seed)
-	if err != nil {
+	var addrs [][]string
+	if cfg.list != "" {
+		if addrs, err = readList(cfg.list, cfg.pool); err != nil {
+			return nil, err
+		}
+	} else if addrs, err = testref.Mix(cfg.pool, cfg.seed); err != nil {
 		return nil, fmt.Errorf("generating addresses (run loadgen inside the lodge repository): %w", err)
 	}
 	bodies, err := buildBodies(addrs, cfg.batch)
@@ -235,6 +250,46 @@ func run(cfg config, insecureSet bool) (*result, error) {
 func round(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
+}
+
+// readList reads the first n addresses of a bench/gnafgen -list CSV: its
+// ADDRESS column, split at ", ", after a recipient line (the first lines
+// dropped when that makes more than six).
+func readList(path string, n int) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	col := slices.Index(header, "ADDRESS")
+	if col < 0 {
+		return nil, fmt.Errorf("%s: no ADDRESS column: not a bench/gnafgen -list file", path)
+	}
+	var addrs [][]string
+	for len(addrs) < n {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if col >= len(rec) {
+			return nil, fmt.Errorf("%s: a row without an ADDRESS", path)
+		}
+		lines := append([]string{"JO CITIZEN"}, strings.Split(rec[col], ", ")...)
+		addrs = append(addrs, lines[max(len(lines)-6, 0):])
+	}
+	if len(addrs) < n {
+		return nil, fmt.Errorf("%s: %d addresses, -pool asks for %d", path, len(addrs), n)
+	}
+	return addrs, nil
 }
 
 // buildBodies returns the request bodies to cycle through: one for each
