@@ -15,7 +15,12 @@
 //     from the normalised form only.
 //   - No allocation on the hot path beyond the result (its message).
 //   - Nothing of the caller's input is retained: cached verdicts are keyed by
-//     a hash of the normalised address and hold only strings the engine made.
+//     a hash of the normalised address and hold only strings the engine made;
+//     the cache's admission filter keeps 32 bits of a hash of recently seen
+//     addresses.
+//   - The verdict cache never costs much more than it saves: an address
+//     enters it when seen twice, and it is skipped while too few lookups hit
+//     (see verdictCache).
 //   - An Engine is safe for concurrent use.
 package engine
 
