@@ -64,9 +64,9 @@ const (
 	// it saves on the cheapest verdicts (BenchmarkCheckRepeatShare: the
 	// realistic mix on the fixture reference, about 0.7 µs a verdict, the
 	// cache forced on broke even between 30% and 50% repeats). On a full
-	// G-NAF index verdicts cost about three times as much and the cache
-	// would pay from about 15%: below 40% it is left unused there too,
-	// saving less than it could but never costing.
+	// G-NAF index verdicts cost two to three times as much, so the cache
+	// would pay from a lower ratio (not measured): below 40% it is left
+	// unused there too, saving less than it could but never costing.
 	minHitRatio = 0.4
 )
 
