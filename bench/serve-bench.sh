@@ -27,9 +27,9 @@
 # summary: the ratios lodge/baseline, every run, and PASS or FAIL against
 # the targets:
 #
-#   single addresses:   lodge rps / baseline rps  >= 0.70
+#   single addresses:   lodge rps / baseline rps  >= 0.85
 #   batches of 100:     lodge addresses/s         >= 300,000
-#   half load, single:  lodge p99                 <= 2 ms
+#   half load, single:  lodge p99                 <= 1 ms
 #   and no errors in any lodge run.
 #
 # With BENCH_MODE=distinct it measures instead what no cache can help:
@@ -318,11 +318,11 @@ summary=$(jq -s \
 	(map(select(.target == "lodge") | .errors) | add) as $errs |
 	{
 		single: {lodge_rps: $ls, baseline_rps: $bs, round_ratios: $rr, ratio: $sr,
-			target: ">= 0.70 of the baseline (median of the rounds)", pass: ($sr != null and $sr >= 0.70)},
+			target: ">= 0.85 of the baseline (median of the rounds)", pass: ($sr != null and $sr >= 0.85)},
 		batch100: {lodge_addresses_per_s: $lb, baseline_addresses_per_s: $bb, ratio: ratio($lb; $bb),
 			target: ">= 300000 addresses/s", pass: ($lb != null and $lb >= 300000)},
 		half_load: {rate: (runs("lodge"; "half_load") | mean(.rate)), lodge_p99_ms: $lp, baseline_p99_ms: $bp,
-			ratio: ratio($lp; $bp), target: "lodge p99 <= 2 ms", pass: ($lp != null and $lp <= 2)},
+			ratio: ratio($lp; $bp), target: "lodge p99 <= 1 ms", pass: ($lp != null and $lp <= 1)},
 		lodge_errors: $errs,
 		settings: {duration: $duration, warmup: $warmup, rounds: $rounds, conns: $conns,
 			batch_conns: $batch_conns, pool: $pool},
