@@ -40,7 +40,9 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,7 +102,13 @@ type Config struct {
 	// close, so load balancers stop sending; default 0.
 	DrainDelay      time.Duration
 	ShutdownTimeout time.Duration // default 30s
-	RPC             rpc.Config
+	// ReadyChecks are asked by /readyz, each with a 2 s deadline: the
+	// shared database and object store of a node of several (lodge serve
+	// -db, -blob). A failing one makes /readyz 503 with its name and
+	// error, so a load balancer stops sending to a node that cannot
+	// reach them. Nil for none (a single node's stores are its own).
+	ReadyChecks map[string]func(context.Context) error
+	RPC         rpc.Config
 	// Upload serves the mail upload endpoints; nil for none. They are
 	// served on both listeners, with Bearer, Basic or Digest credentials.
 	Upload *upload.Handler
@@ -428,6 +436,11 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			ctx.WriteString("shutting down\n")
 			return
 		}
+		if msg := s.readyChecks(); msg != "" {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.WriteString(msg)
+			return
+		}
 		ctx.WriteString("ready\n")
 		return
 	case "/metrics":
@@ -450,6 +463,29 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		// the answer closes the connection with the body perhaps unread
 		LingerOnClose(ctx)
 	}
+}
+
+// readyChecks runs Config.ReadyChecks in name order and returns what
+// failed, one line each; "" when all passed.
+func (s *Server) readyChecks() string {
+	if len(s.cfg.ReadyChecks) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(s.cfg.ReadyChecks))
+	for name := range s.cfg.ReadyChecks {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := s.cfg.ReadyChecks[name](ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", name, err)
+		}
+	}
+	return b.String()
 }
 
 // handleRPC serves the JSON-RPC endpoint.
