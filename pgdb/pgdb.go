@@ -73,7 +73,7 @@ type Config struct {
 
 // DB is the shared database: a connection pool with counted round trips.
 type DB struct {
-	Pool *pgxpool.Pool
+	Pool  *pgxpool.Pool
 	trips *atomic.Int64
 }
 
@@ -339,4 +339,48 @@ func (db *DB) migrate(ctx context.Context, ms []Migration, target int) (int, err
 		}
 	}
 	return at, nil
+}
+
+// Node is a lodge node sharing the database, as its heartbeat last wrote.
+type Node struct {
+	Name      string
+	Version   string
+	StartedAt time.Time
+	SeenAt    time.Time
+}
+
+// Heartbeat records node in lodge_nodes now and every interval (default
+// 10 s) until ctx ends. Nothing depends on it for correctness: it tells
+// operators (lodge db nodes) which nodes are running.
+func (db *DB) Heartbeat(ctx context.Context, node, version string, every time.Duration) {
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	started := time.Now()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		wctx, cancel := context.WithTimeout(ctx, every)
+		db.Pool.Exec(wctx, `INSERT INTO lodge_nodes (node, started_at, seen_at, version) VALUES ($1, $2, now(), $3)
+			ON CONFLICT (node) DO UPDATE SET started_at = $2, seen_at = now(), version = $3`, node, started, version)
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Nodes lists the nodes whose heartbeat was seen, newest first.
+func (db *DB) Nodes(ctx context.Context) ([]Node, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT node, version, started_at, seen_at FROM lodge_nodes ORDER BY seen_at DESC, node`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Node, error) {
+		var n Node
+		err := r.Scan(&n.Name, &n.Version, &n.StartedAt, &n.SeenAt)
+		return n, err
+	})
 }

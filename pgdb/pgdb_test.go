@@ -6,7 +6,9 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/internal/testpg"
 )
 
@@ -191,4 +193,23 @@ func TestBadURL(t *testing.T) {
 	f("", "no database URL")
 	f("postgres://%zz", "database URL")
 	f("host=/nonexistent-lodge-socket-dir port=5432 user=x dbname=y connect_timeout=2", "connect")
+}
+
+func TestHeartbeat(t *testing.T) {
+	url := testpg.NewDatabase(t)
+	ctx := context.Background()
+	db, err := Open(ctx, Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { db.Heartbeat(hctx, "node-a", "v1", time.Hour); close(done) }()
+	testenv.WaitFor(t, func() bool {
+		ns, err := db.Nodes(ctx)
+		return err == nil && len(ns) == 1 && ns[0].Name == "node-a" && ns[0].Version == "v1"
+	}, func() string { return "node-a's heartbeat" })
+	stop()
+	<-done
 }
