@@ -37,6 +37,7 @@ usage:
   lodge key create|list|revoke  API keys (Bearer authentication)
   lodge print list|show|done|lodged   print batches; mark one printed, then lodged
   lodge invoice [flags]         an account's invoices for a period, one per purchase order
+  lodge db status|migrate       the PostgreSQL database several nodes share (serve -db)
   lodge version                 print the version
 
 Run "lodge COMMAND -h" for a command's flags.
@@ -75,6 +76,8 @@ func main() {
 		err = runPrint(os.Args[2:], os.Stdout, os.Stderr)
 	case "invoice":
 		err = runInvoice(os.Args[2:], os.Stdout, os.Stderr)
+	case "db":
+		err = runDB(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "version":
 		fmt.Println("lodge", version, runtime.Version())
 	case "-h", "--help", "help":
