@@ -13,10 +13,17 @@
 //     fails leaves no object under the key, or the one that was there.
 //   - Put reports the size and SHA-1 of the bytes it stored, computed as
 //     they streamed through.
+//   - Put fails, storing nothing, when r gives other than size bytes
+//     (size >= 0) or fails itself.
 //   - Keys are relative slash-separated paths of the characters
-//     [A-Za-z0-9._!-] and '/', without empty, "." or ".." elements, at
-//     most 512 bytes (CheckKey): the same key names the same object in
-//     every implementation.
+//     [A-Za-z0-9._!-] and '/', without empty elements or elements that
+//     begin with '.' (so no "." or "..": names beginning with a dot are
+//     the stores' own, such as the local disk's .tmp-* files), at most
+//     512 bytes and elements of at most 255 (a file name's limit)
+//     (CheckKey): the same key names the same object in every
+//     implementation. A key is never also the directory of other keys
+//     ("a" and "a/b" cannot both exist): the local disk and file-backed
+//     object servers keep "a/b" as the file b in the directory a.
 //   - Open of a missing key, Stat and Delete's callers can tell by
 //     errors.Is(err, ErrNotFound); Delete of a missing key is not an
 //     error.
@@ -31,6 +38,7 @@ package blob
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -73,4 +81,79 @@ type Store interface {
 	DownloadURL(ctx context.Context, key, filename string, expiry time.Duration) (string, error)
 	// Ready checks that the store can be read and written now (/readyz).
 	Ready(ctx context.Context) error
+}
+
+// MaxKeyLen is the longest key, in bytes, and MaxElementLen the longest
+// element between slashes (the longest file name of common file
+// systems).
+const (
+	MaxKeyLen     = 512
+	MaxElementLen = 255
+)
+
+// CheckKey returns an error saying what is wrong with key (and where)
+// unless it is a valid key (see the package doc).
+func CheckKey(key string) error {
+	return checkKey(key, false)
+}
+
+// CheckPrefix is CheckKey for List's prefix: "" and prefixes ending in
+// '/' or in part of an element are fine; what is there must be able to
+// begin a valid key.
+func CheckPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	return checkKey(prefix, true)
+}
+
+func checkKey(key string, prefix bool) error {
+	what := "key"
+	if prefix {
+		what = "prefix"
+	}
+	if key == "" {
+		return fmt.Errorf("blob: empty %s", what)
+	}
+	if len(key) > MaxKeyLen {
+		return fmt.Errorf("blob: %s of %d bytes, more than %d", what, len(key), MaxKeyLen)
+	}
+	start := 0
+	for i := 0; i <= len(key); i++ {
+		if i < len(key) {
+			c := key[i]
+			switch {
+			case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+				c == '.', c == '_', c == '!', c == '-':
+				continue
+			case c != '/':
+				return fmt.Errorf("blob: %s %q: byte %d is %q; keys are [A-Za-z0-9._!-] and '/'", what, trunc(key), i, c)
+			}
+		}
+		// key[start:i] is an element, ended by '/' or by the end
+		if i == len(key) && prefix {
+			break // the last element of a prefix may be cut short, even to nothing
+		}
+		switch {
+		case i == start:
+			return fmt.Errorf("blob: %s %q: empty element at byte %d", what, trunc(key), i)
+		case key[start] == '.':
+			return fmt.Errorf("blob: %s %q: element %q at byte %d begins with '.'", what, trunc(key), trunc(key[start:i]), start)
+		case i-start > MaxElementLen:
+			return fmt.Errorf("blob: %s %q: element of %d bytes at byte %d, more than %d", what, trunc(key), i-start, start, MaxElementLen)
+		}
+		start = i + 1
+	}
+	if prefix && start < len(key) && key[start] == '.' {
+		return fmt.Errorf("blob: %s %q: element at byte %d begins with '.'", what, trunc(key), start)
+	}
+	return nil
+}
+
+// trunc shortens what an error quotes of a key.
+func trunc(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
 }
