@@ -29,11 +29,18 @@ type adminFixture struct {
 	stop          func() error
 }
 
-func newAdminFixture(t *testing.T) *adminFixture {
+func newAdminFixture(t *testing.T) *adminFixture { return newAdminFixtureOn(t, pebbleKind) }
+
+// newAdminFixtureOn serves a new store of kind k on an admin socket.
+func newAdminFixtureOn(t *testing.T, k kind) *adminFixture {
 	t.Helper()
 	fx := &adminFixture{dataDir: t.TempDir()}
 	fx.sock = filepath.Join(fx.dataDir, adminsock.SocketName)
-	fx.s = openTest(t, filepath.Join(fx.dataDir, "auth"))
+	place := filepath.Join(fx.dataDir, "auth")
+	if k.name != pebbleKind.name {
+		place = ""
+	}
+	fx.s = k.openTest(t, place)
 	stop, err := ServeAdmin(context.Background(), fx.s, fx.sock)
 	mustNil(t, err)
 	fx.stop = stop
@@ -54,8 +61,10 @@ func same(t *testing.T, what string, got, want any) {
 	}
 }
 
-func TestAdminRoundTrip(t *testing.T) {
-	fx := newAdminFixture(t)
+func TestAdminRoundTrip(t *testing.T) { eachKind(t, testAdminRoundTrip) }
+
+func testAdminRoundTrip(t *testing.T, kd kind) {
+	fx := newAdminFixtureOn(t, kd)
 	s, c := fx.s, fx.c
 
 	a, err := c.AddAccount(" abc12345 ", "  Acme Pty Ltd ")
@@ -161,8 +170,10 @@ func TestAdminRoundTrip(t *testing.T) {
 
 // TestAdminErrors: every error a Store gives, the client gives with the
 // same text and sentinel.
-func TestAdminErrors(t *testing.T) {
-	fx := newAdminFixture(t)
+func TestAdminErrors(t *testing.T) { eachKind(t, testAdminErrors) }
+
+func testAdminErrors(t *testing.T, k kind) {
+	fx := newAdminFixtureOn(t, k)
 	s, c := fx.s, fx.c
 	_, err := s.AddAccount("ABC12345", "Acme")
 	mustNil(t, err)

@@ -36,6 +36,8 @@ func (c *fakeClock) Add(d time.Duration) {
 //	          keys good, revoked
 //	XYZ00001 (disabled): user erin (password5); key xkey
 type fixture struct {
+	k                  kind
+	place              string // where the store is (see kind)
 	s                  *Store
 	a                  *Authenticator
 	clock              *fakeClock
@@ -47,9 +49,11 @@ type fixture struct {
 	keyChecks atomic.Int64
 }
 
-func newFixture(t testing.TB, cfg Config) *fixture {
+// newFixtureOn makes the fixture on a new store of kind k.
+func newFixtureOn(t testing.TB, kd kind, cfg Config) *fixture {
 	t.Helper()
-	fx := &fixture{s: openTest(t, ""), clock: newClock()}
+	fx := &fixture{k: kd, place: kd.place(t), clock: newClock()}
+	fx.s = kd.openTest(t, fx.place)
 	s := fx.s
 	_, err := s.AddAccount("ABC12345", "Acme")
 	mustNil(t, err)
@@ -106,8 +110,10 @@ func basic(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
-func TestAuthenticate(t *testing.T) {
-	fx := newFixture(t, Config{CacheTTL: -1, MaxFailures: -1})
+func TestAuthenticate(t *testing.T) { eachKind(t, testAuthenticate) }
+
+func testAuthenticate(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{CacheTTL: -1, MaxFailures: -1})
 	alice := Principal{Account: "ABC12345", User: "alice", Method: MethodBasic, Role: RoleCustomer}
 	bearer := Principal{Account: "ABC12345", KeyID: fx.goodID, Method: MethodBearer}
 	dummy := fx.s.dummyHash()
@@ -187,8 +193,10 @@ func TestAuthenticate(t *testing.T) {
 
 // TestSameWork checks that an unknown user costs what a known one does:
 // one verification through the same function, with the same parameters.
-func TestSameWork(t *testing.T) {
-	fx := newFixture(t, Config{CacheTTL: -1, MaxFailures: -1})
+func TestSameWork(t *testing.T) { eachKind(t, testSameWork) }
+
+func testSameWork(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{CacheTTL: -1, MaxFailures: -1})
 	params := func(phc string) string { return strings.Split(phc, "$")[3] }
 	for _, c := range []struct{ user, pass string }{{"alice", "wrong"}, {"nobody", "wrong"}, {"dave", "password4"}, {"", ""}} {
 		fx.a.Authenticate([]byte(basic(c.user, c.pass)), "192.0.2.1")
@@ -205,8 +213,10 @@ func TestSameWork(t *testing.T) {
 	}
 }
 
-func TestCache(t *testing.T) {
-	fx := newFixture(t, Config{MaxFailures: -1})
+func TestCache(t *testing.T) { eachKind(t, testCache) }
+
+func testCache(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{MaxFailures: -1})
 	a, s := fx.a, fx.s
 	// f authenticates and checks the error and whether a password was
 	// verified (false: answered from the cache, or refused before).
@@ -257,8 +267,10 @@ func TestCache(t *testing.T) {
 	f(basic("bob", "password9"), nil, false)
 }
 
-func TestCacheBounded(t *testing.T) {
-	fx := newFixture(t, Config{CacheEntries: 3, MaxFailures: -1})
+func TestCacheBounded(t *testing.T) { eachKind(t, testCacheBounded) }
+
+func testCacheBounded(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{CacheEntries: 3, MaxFailures: -1})
 	for i := range 5 {
 		_, err := fx.s.AddUser("ABC12345", fmt.Sprint("user", i), "password1")
 		mustNil(t, err)
@@ -287,8 +299,10 @@ func TestCacheBounded(t *testing.T) {
 	}
 }
 
-func TestConcurrentVerification(t *testing.T) {
-	fx := newFixture(t, Config{MaxConcurrentHashes: 2, MaxFailures: -1})
+func TestConcurrentVerification(t *testing.T) { eachKind(t, testConcurrentVerification) }
+
+func testConcurrentVerification(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{MaxConcurrentHashes: 2, MaxFailures: -1})
 	var running, peak atomic.Int64
 	real := fx.a.verifyPW
 	fx.a.verifyPW = func(phc string, pw []byte) bool {
@@ -333,8 +347,10 @@ func TestConcurrentVerification(t *testing.T) {
 	}
 }
 
-func TestChallenge(t *testing.T) {
-	s := openTest(t, "")
+func TestChallenge(t *testing.T) { eachKind(t, testChallenge) }
+
+func testChallenge(t *testing.T, k kind) {
+	s := k.openTest(t, "")
 	a := NewAuthenticator(s, Config{})
 	got := a.ChallengeHeaders()
 	if len(got) != 2 || got[0] != `Bearer realm="lodge"` || got[1] != `Basic realm="lodge", charset="UTF-8"` {
@@ -351,3 +367,6 @@ func TestChallenge(t *testing.T) {
 		t.Errorf("quoted realm: %s", c)
 	}
 }
+
+// newFixture is the fixture on a pebble store.
+func newFixture(t testing.TB, cfg Config) *fixture { return newFixtureOn(t, pebbleKind, cfg) }

@@ -10,7 +10,9 @@ import (
 // TestConnCacheChanges checks that a connection's remembered credentials
 // are verified once, then honoured without work, and that every kind of
 // change to the store applies to the very next request of the connection.
-func TestConnCacheChanges(t *testing.T) {
+func TestConnCacheChanges(t *testing.T) { eachKind(t, testConnCacheChanges) }
+
+func testConnCacheChanges(t *testing.T, k kind) {
 	alice := Principal{Account: "ABC12345", User: "alice", Method: MethodBasic, Role: RoleCustomer}
 	client := func() string { return "192.0.2.1" }
 
@@ -19,7 +21,7 @@ func TestConnCacheChanges(t *testing.T) {
 	// is verified again and gives wantErr, or after.
 	f := func(name string, header func(fx *fixture) string, want Principal, change func(fx *fixture) error, wantErr error, after Principal) {
 		t.Helper()
-		fx := newFixture(t, Config{CacheTTL: -1}) // no process-wide Basic cache: every verification shows
+		fx := newFixtureOn(t, k, Config{CacheTTL: -1}) // no process-wide Basic cache: every verification shows
 		for _, p := range []*Principal{&want, &after} {
 			if p.Method == MethodBearer {
 				p.KeyID = fx.goodID
@@ -67,8 +69,10 @@ func TestConnCacheChanges(t *testing.T) {
 
 // TestConnCacheHeaders checks what a ConnCache holds: the exact bytes of
 // one header that authenticated, for one connection.
-func TestConnCacheHeaders(t *testing.T) {
-	fx := newFixture(t, Config{CacheTTL: -1, MaxFailures: -1})
+func TestConnCacheHeaders(t *testing.T) { eachKind(t, testConnCacheHeaders) }
+
+func testConnCacheHeaders(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{CacheTTL: -1, MaxFailures: -1})
 	good := "Bearer " + fx.good
 	client := func() string { return "192.0.2.1" }
 	// f authenticates header with c and checks the error and the
@@ -128,8 +132,10 @@ func TestConnCacheHeaders(t *testing.T) {
 // TestConnCacheThrottle checks that remembered credentials do not get
 // past a throttle that Authenticate would apply, and that the client's
 // address is not even computed while nothing is throttled.
-func TestConnCacheThrottle(t *testing.T) {
-	fx := newFixture(t, Config{CacheTTL: -1, MaxFailures: 3, MaxClientFailures: 6, FailureWindow: time.Minute})
+func TestConnCacheThrottle(t *testing.T) { eachKind(t, testConnCacheThrottle) }
+
+func testConnCacheThrottle(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{CacheTTL: -1, MaxFailures: 3, MaxClientFailures: 6, FailureWindow: time.Minute})
 	good := []byte("Bearer " + fx.good)
 	wrong := []byte("Bearer " + fx.good[:14] + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
 	asked := 0
@@ -176,8 +182,10 @@ func TestConnCacheThrottle(t *testing.T) {
 // concurrency: once RevokeKey has returned, no connection's next request
 // with the key succeeds, however its remembered verification raced with
 // the revocation.
-func TestConnCacheRevokeRace(t *testing.T) {
-	fx := newFixture(t, Config{MaxFailures: -1}) // requests racing past the revocation fail, and would be throttled
+func TestConnCacheRevokeRace(t *testing.T) { eachKind(t, testConnCacheRevokeRace) }
+
+func testConnCacheRevokeRace(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{MaxFailures: -1}) // requests racing past the revocation fail, and would be throttled
 	h := []byte("Bearer " + fx.good)
 	client := func() string { return "192.0.2.1" }
 	revoked := make(chan struct{})

@@ -23,7 +23,12 @@ type digestFixture struct {
 
 func newDigestFixture(t testing.TB, cfg Config) *digestFixture {
 	t.Helper()
-	fx := &digestFixture{fixture: newFixture(t, cfg)}
+	return newDigestFixtureOn(t, pebbleKind, cfg)
+}
+
+func newDigestFixtureOn(t testing.TB, k kind, cfg Config) *digestFixture {
+	t.Helper()
+	fx := &digestFixture{fixture: newFixtureOn(t, k, cfg)}
 	fx.a.checkDigest = func(ha1 []byte, d *digestCreds, method []byte) bool {
 		fx.mu.Lock()
 		fx.checked = append(fx.checked, bytes.Clone(ha1))
@@ -140,8 +145,10 @@ func TestDigestRFC7616Example(t *testing.T) {
 	f(DigestSHA256, "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1")
 }
 
-func TestDigest(t *testing.T) {
-	fx := newDigestFixture(t, Config{Digest: true, CacheTTL: -1, MaxFailures: -1})
+func TestDigest(t *testing.T) { eachKind(t, testDigest) }
+
+func testDigest(t *testing.T, k kind) {
+	fx := newDigestFixtureOn(t, k, Config{Digest: true, CacheTTL: -1, MaxFailures: -1})
 	alice := Principal{Account: "ABC12345", User: "alice", Method: MethodDigest}
 	none := Principal{}
 	ha1s := func(user string) [][]byte {
@@ -207,7 +214,7 @@ func TestDigest(t *testing.T) {
 	f(fx.header("uri=/X"), ErrInvalid, none, "")
 
 	// Nonces.
-	other := NewAuthenticator(openTest(t, ""), Config{Digest: true}) // another server: its own store and key
+	other := NewAuthenticator(k.openTest(t, ""), Config{Digest: true}) // another server: its own store and key
 	n := fx.a.newNonce()
 	f(fx.header("nonce="+flip(n, 0)), ErrInvalid, none, "")  // the time
 	f(fx.header("nonce="+flip(n, 15)), ErrInvalid, none, "") // the random part
@@ -336,9 +343,11 @@ func upperResponse(h string) string {
 	return h[:i] + strings.ToUpper(h[i:j]) + h[j:]
 }
 
-func TestDigestOff(t *testing.T) {
-	fx := newDigestFixture(t, Config{CacheTTL: -1, MaxFailures: -1})
-	on := newDigestFixture(t, Config{Digest: true})
+func TestDigestOff(t *testing.T) { eachKind(t, testDigestOff) }
+
+func testDigestOff(t *testing.T, k kind) {
+	fx := newDigestFixtureOn(t, k, Config{CacheTTL: -1, MaxFailures: -1})
+	on := newDigestFixtureOn(t, k, Config{Digest: true})
 	h := on.header()
 	for _, h := range []string{h, "digest x", "DIGEST " + strings.Repeat("a", 5000)} {
 		if p, err := fx.a.AuthenticateRequest([]byte(h), []byte("GET"), []byte("/x"), "192.0.2.1"); !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrMalformed) || p != (Principal{}) {
@@ -359,7 +368,9 @@ func TestDigestOff(t *testing.T) {
 	}
 }
 
-func TestDigestURI(t *testing.T) {
+func TestDigestURI(t *testing.T) { eachKind(t, testDigestURI) }
+
+func testDigestURI(t *testing.T, k kind) {
 	f := func(param, target string, want bool) {
 		t.Helper()
 		if got := uriMatches(param, []byte(target)); got != want {
@@ -386,8 +397,10 @@ func TestDigestURI(t *testing.T) {
 	f("", "", true) // parseDigest refuses an empty uri before
 }
 
-func TestDigestChallenges(t *testing.T) {
-	fx := newDigestFixture(t, Config{Digest: true, MaxFailures: -1})
+func TestDigestChallenges(t *testing.T) { eachKind(t, testDigestChallenges) }
+
+func testDigestChallenges(t *testing.T, k kind) {
+	fx := newDigestFixtureOn(t, k, Config{Digest: true, MaxFailures: -1})
 	a := fx.a
 	parse := func(c string) map[string]string {
 		t.Helper()
@@ -443,7 +456,7 @@ func TestDigestChallenges(t *testing.T) {
 		}
 	}
 	// A quoted realm is escaped and parses back.
-	s := openTest(t, "")
+	s := k.openTest(t, "")
 	s.realm = `a "b" \c`
 	if p := parse(NewAuthenticator(s, Config{Digest: true}).DigestChallenges(false)[0]); p["realm"] != s.realm {
 		t.Errorf("realm %q parsed back as %q", s.realm, p["realm"])
@@ -453,8 +466,10 @@ func TestDigestChallenges(t *testing.T) {
 // TestDigestConcurrent: requests sharing a nonce with increasing counts,
 // sent at once and so arriving in any order, all authenticate; sent again
 // they are all refused.
-func TestDigestConcurrent(t *testing.T) {
-	fx := newDigestFixture(t, Config{Digest: true, MaxFailures: -1})
+func TestDigestConcurrent(t *testing.T) { eachKind(t, testDigestConcurrent) }
+
+func testDigestConcurrent(t *testing.T, k kind) {
+	fx := newDigestFixtureOn(t, k, Config{Digest: true, MaxFailures: -1})
 	n := fx.a.newNonce()
 	headers := make([]string, replayWindow)
 	for i := range headers {
@@ -487,8 +502,10 @@ func TestDigestConcurrent(t *testing.T) {
 
 // TestDigestNonceTable: the nonces remembered are bounded; a forgotten
 // nonce, or one issued before it, is stale, not new.
-func TestDigestNonceTable(t *testing.T) {
-	fx := newDigestFixture(t, Config{Digest: true, MaxFailures: -1, MaxNonces: 2})
+func TestDigestNonceTable(t *testing.T) { eachKind(t, testDigestNonceTable) }
+
+func testDigestNonceTable(t *testing.T, k kind) {
+	fx := newDigestFixtureOn(t, k, Config{Digest: true, MaxFailures: -1, MaxNonces: 2})
 	f := func(header string, wantErr error) {
 		t.Helper()
 		if _, err := fx.a.AuthenticateRequest([]byte(header), []byte("GET"), []byte("/x"), "192.0.2.1"); !errors.Is(err, wantErr) {
@@ -539,8 +556,10 @@ func TestDigestNonceTable(t *testing.T) {
 
 // TestDigestThrottle: wrong Digest credentials count as failures; stale
 // nonces and malformed headers do not.
-func TestDigestThrottle(t *testing.T) {
-	fx := newDigestFixture(t, Config{Digest: true, MaxFailures: 2, CacheTTL: -1})
+func TestDigestThrottle(t *testing.T) { eachKind(t, testDigestThrottle) }
+
+func testDigestThrottle(t *testing.T, k kind) {
+	fx := newDigestFixtureOn(t, k, Config{Digest: true, MaxFailures: 2, CacheTTL: -1})
 	f := func(header string, wantErr error) {
 		t.Helper()
 		if _, err := fx.a.AuthenticateRequest([]byte(header), []byte("GET"), []byte("/x"), "192.0.2.1"); !errors.Is(err, wantErr) {
@@ -615,9 +634,11 @@ func FuzzDigestHeader(f *testing.F) {
 // the right response it is stale, whether it was used or not, and never a
 // failed login, so clients behind one address do not lock their user out
 // after a deploy; a forged nonce is still a failure.
-func TestDigestNonceAcrossRestart(t *testing.T) {
+func TestDigestNonceAcrossRestart(t *testing.T) { eachKind(t, testDigestNonceAcrossRestart) }
+
+func testDigestNonceAcrossRestart(t *testing.T, k kind) {
 	cfg := Config{Digest: true, MaxFailures: 1, CacheTTL: -1}
-	fx := newDigestFixture(t, cfg)
+	fx := newDigestFixtureOn(t, k, cfg)
 	f := func(header string, wantErr error) {
 		t.Helper()
 		if _, err := fx.a.AuthenticateRequest([]byte(header), []byte("GET"), []byte("/x"), "192.0.2.1"); !errors.Is(err, wantErr) {
@@ -628,7 +649,7 @@ func TestDigestNonceAcrossRestart(t *testing.T) {
 	f(fx.header("nonce="+used, "opaque="+opaque), nil)
 
 	mustNil(t, fx.s.Close())
-	fx.s = openTest(t, fx.s.dir)
+	fx.s = k.openTest(t, fx.place)
 	fx.clock.Add(time.Second)
 	cfg.Now = fx.clock.Now
 	fx.a = NewAuthenticator(fx.s, cfg)

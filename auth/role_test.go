@@ -26,12 +26,12 @@ func TestRoleOldRecord(t *testing.T) {
 	mustNil(t, err)
 	// Rewrite the record as an older lodge wrote it: the same fields but
 	// role, which it did not know.
-	rec, ok, err := getJSON[map[string]any](s.db, userPrefix+"alice")
+	rec, ok, err := getJSON[map[string]any](pebbleDB(s), userPrefix+"alice")
 	if err != nil || !ok {
 		t.Fatalf("reading the record: %v %v", ok, err)
 	}
 	delete(rec, "role")
-	b := s.db.NewBatch()
+	b := pebbleDB(s).NewBatch()
 	mustNil(t, setJSON(b, userPrefix+"alice", rec))
 	mustNil(t, b.Commit(pebble.Sync))
 	s.Close()
@@ -60,7 +60,7 @@ func TestRoleOldRecord(t *testing.T) {
 	mustNil(t, s.SetRole("alice", RoleCustomer))
 	role(RoleCustomer)
 	// the customer role is stored as before roles: no field
-	raw, closer, err := s.db.Get([]byte(userPrefix + "alice"))
+	raw, closer, err := pebbleDB(s).Get([]byte(userPrefix + "alice"))
 	mustNil(t, err)
 	if bytes.Contains(raw, []byte(`"role"`)) {
 		t.Errorf("a customer's record holds a role: %s", raw)
@@ -78,8 +78,10 @@ func TestRoleOldRecord(t *testing.T) {
 // TestSetRoleErrors: a role other than customer or operator, and an
 // unknown user, are refused, directly and over the admin socket alike,
 // and change nothing.
-func TestSetRoleErrors(t *testing.T) {
-	fx := newAdminFixture(t)
+func TestSetRoleErrors(t *testing.T) { eachKind(t, testSetRoleErrors) }
+
+func testSetRoleErrors(t *testing.T, k kind) {
+	fx := newAdminFixtureOn(t, k)
 	_, err := fx.s.AddAccount("ABC12345", "")
 	mustNil(t, err)
 	_, err = fx.s.AddUser("ABC12345", "alice", "correct horse")

@@ -1,24 +1,14 @@
 package auth
 
 import (
-	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/segmentio/encoding/json"
-
-	"github.com/lodge-mail/lodge/internal/adminsock"
-	"github.com/lodge-mail/lodge/internal/pebblelog"
 )
 
 // Errors of the store. They are wrapped with the name concerned; test them
@@ -37,15 +27,6 @@ const FormatVersion = 1
 // DefaultRealm is the realm of a new store: the HTTP authentication realm
 // the Digest HA1 values are made for and challenges name.
 const DefaultRealm = "lodge"
-
-const (
-	prefix        = "auth/v1/"
-	metaKey       = prefix + "meta"
-	accountPrefix = prefix + "account/"
-	userPrefix    = prefix + "user/"
-	keyPrefix     = prefix + "key/"
-	nonceKeyKey   = prefix + "nonce_key"
-)
 
 // Account is a customer account.
 type Account struct {
@@ -109,22 +90,6 @@ type Key struct {
 // IsRevoked says whether the key was revoked.
 func (k Key) IsRevoked() bool { return !k.Revoked.IsZero() }
 
-// meta is the auth/v1/meta record.
-type meta struct {
-	Format  int       `json:"format"`
-	Realm   string    `json:"realm"`
-	Created time.Time `json:"created"`
-}
-
-// nonceKeyRecord is what auth/v1/nonce_key holds: the key Digest nonces
-// are signed with. Kept in the store so that a nonce issued before a
-// restart still verifies after it (and is answered as stale, not as a
-// failed login).
-type nonceKeyRecord struct {
-	Key     []byte    `json:"key"` // nonceKeyLen random bytes, base64 in JSON
-	Created time.Time `json:"created"`
-}
-
 // nonceKeyLen is the length of the Digest nonce key: an HMAC-SHA256 key.
 const nonceKeyLen = 32
 
@@ -146,11 +111,49 @@ type keyRecord struct {
 	SHA256 []byte `json:"sha256"` // SHA-256 of the whole secret string
 }
 
-// Store holds accounts, users and API keys in a pebble database. It is
-// safe for concurrent use.
+// storage is where a Store keeps its records: a pebble database (Open,
+// pebble.go) or PostgreSQL shared by several nodes (OpenPostgres,
+// postgres.go). The Store validates and normalises what it is given and
+// keeps the read cache and the generation; a storage only stores. Each
+// write is durable when it returns nil and is atomic against concurrent
+// writes (in this process or, on PostgreSQL, any node).
+type storage interface {
+	account(code string) (Account, bool, error)
+	accounts() ([]Account, error) // in code order
+	// addAccount: ErrExists when the code is taken.
+	addAccount(a Account) error
+	// setAccountDisabled: ErrNotFound for an unknown code.
+	setAccountDisabled(code string, disabled bool) error
+
+	user(name string) (userRecord, bool, error)
+	users(account string) ([]userRecord, error) // in name order; account "": all
+	// addUser: ErrNotFound when the account does not exist, ErrExists
+	// when the name is taken.
+	addUser(rec userRecord) error
+	// updateUser applies fn to the record, raises its Gen and stores
+	// it, atomically; ErrNotFound for an unknown name.
+	updateUser(name string, fn func(*userRecord)) error
+
+	key(id string) (keyRecord, bool, error)
+	keys(account string) ([]keyRecord, error) // any order; account "": all
+	// addKey: ErrNotFound when the account does not exist,
+	// errKeyIDTaken when the id is (the caller draws another).
+	addKey(rec keyRecord) error
+	// revokeKey sets Revoked to at unless it is set; ErrNotFound for an
+	// unknown id.
+	revokeKey(id string, at time.Time) error
+
+	close() error
+}
+
+// errKeyIDTaken: a new key drew the id of an existing one (50 random
+// bits collided).
+var errKeyIDTaken = errors.New("key id taken")
+
+// Store holds accounts, users and API keys in a storage: pebble (Open) or
+// PostgreSQL (OpenPostgres). It is safe for concurrent use.
 type Store struct {
-	dir    string
-	db     *pebble.DB
+	st     storage
 	realm  string
 	params argonParams
 	// nonceKey signs Digest nonces; made once, see nonceKeyRecord.
@@ -158,16 +161,16 @@ type Store struct {
 
 	mu     sync.RWMutex // read-held by every operation, write-held by Close
 	closed bool
-	wmu    sync.Mutex // serialises read-modify-write operations
 
 	dummyOnce sync.Once
 	dummy     string // PHC hash of a random password with params
 
 	// rcache holds decoded records the authentication path reads, so a
-	// request costs no pebble read. Every write clears it; rgen tells a
-	// reader that raced with a write not to store what it read. rgen is
-	// also the store's generation (see generation): it changes only under
-	// rmu, and is read without it.
+	// request costs no storage read. Every write clears it (on
+	// PostgreSQL, every other node's write too: see changed); rgen
+	// tells a reader that raced with a write not to store what it read.
+	// rgen is also the store's generation (see generation): it changes
+	// only under rmu, and is read without it.
 	rmu    sync.RWMutex
 	rgen   atomic.Uint64
 	rcache map[string]cachedRecord
@@ -175,94 +178,13 @@ type Store struct {
 	now func() time.Time
 }
 
-// Open opens the store in dir, creating it if needed.
-func Open(dir string) (*Store, error) {
-	return openStore(dir, defaultParams)
+func newStore(st storage, realm string, nonceKey []byte, params argonParams, now func() time.Time) *Store {
+	return &Store{st: st, realm: realm, nonceKey: nonceKey, params: params, now: now}
 }
 
-func openStore(dir string, params argonParams) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, err
-	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.Quiet{}})
-	if err != nil {
-		if adminsock.Locked(err) {
-			return nil, &inUseError{dir: dir, err: err}
-		}
-		return nil, fmt.Errorf("auth store %s: %w", dir, err)
-	}
-	s := &Store{dir: dir, db: db, params: params, now: time.Now}
-	m, ok, err := getJSON[meta](db, metaKey)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	if !ok {
-		m = meta{Format: FormatVersion, Realm: DefaultRealm, Created: s.now().UTC()}
-		b := db.NewBatch()
-		if err := setJSON(b, metaKey, m); err != nil {
-			db.Close()
-			return nil, err
-		}
-		if err := b.Commit(pebble.Sync); err != nil {
-			db.Close()
-			return nil, err
-		}
-	} else if m.Format != FormatVersion {
-		db.Close()
-		return nil, fmt.Errorf("auth store %s has format %d; this lodge reads format %d", dir, m.Format, FormatVersion)
-	}
-	s.realm = m.Realm
-	if s.nonceKey, err = loadNonceKey(db, s.now()); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("auth store %s: %w", dir, err)
-	}
-	return s, nil
-}
-
-// loadNonceKey returns the store's Digest nonce key, making it (durably)
-// the first time: a store made by an older lodge has none.
-func loadNonceKey(db *pebble.DB, now time.Time) ([]byte, error) {
-	r, ok, err := getJSON[nonceKeyRecord](db, nonceKeyKey)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		if len(r.Key) != nonceKeyLen {
-			return nil, fmt.Errorf("record %q: key of %d bytes, want %d", nonceKeyKey, len(r.Key), nonceKeyLen)
-		}
-		return r.Key, nil
-	}
-	r = nonceKeyRecord{Key: make([]byte, nonceKeyLen), Created: now.UTC()}
-	rand.Read(r.Key)
-	b := db.NewBatch()
-	defer b.Close()
-	if err := setJSON(b, nonceKeyKey, r); err != nil {
-		return nil, err
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, err
-	}
-	return r.Key, nil
-}
-
-// inUseError is Open's error when another process (or another Store in
-// this one) holds the store; OpenAdmin then tries the admin socket.
-type inUseError struct {
-	dir string
-	err error
-}
-
-func (e *inUseError) Error() string {
-	return fmt.Sprintf("auth store %s is in use by another process (is lodge serve running? stop it first): %v", e.dir, e.err)
-}
-
-func (e *inUseError) Unwrap() error { return e.err }
-
-// Close closes the store. It waits for operations in progress.
+// Close closes the store. It waits for operations in progress. A store
+// on PostgreSQL stops listening for other nodes' changes; the database
+// handle stays open (its owner closes it).
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -270,11 +192,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.rmu.Lock()
-	s.rgen.Add(1)   // a connection's remembered verification is not honoured past Close
-	clear(s.rcache) // nor records read before it
-	s.rmu.Unlock()
-	return s.db.Close()
+	s.changed() // a connection's remembered verification is not honoured past Close, nor records read before it
+	return s.st.close()
 }
 
 // Realm is the realm the Digest HA1 values are made for.
@@ -290,24 +209,24 @@ func (s *Store) read(fn func() error) error {
 	return fn()
 }
 
-// write runs fn serialised with every other write, with a batch it commits
-// with pebble.Sync when fn returns nil.
-func (s *Store) write(fn func(b *pebble.Batch) error) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+// write runs fn, a write to the storage, and then moves the generation
+// and clears the read cache, before the method that wrote returns.
+func (s *Store) write(fn func() error) error {
 	return s.read(func() error {
-		b := s.db.NewBatch()
-		defer b.Close()
-		if err := fn(b); err != nil {
-			return err
-		}
-		err := b.Commit(pebble.Sync)
-		s.rmu.Lock()
-		s.rgen.Add(1)
-		clear(s.rcache)
-		s.rmu.Unlock()
+		err := fn()
+		s.changed()
 		return err
 	})
+}
+
+// changed moves the generation and clears the read cache: the store
+// changed. Its own writes call it, and on PostgreSQL the listener and the
+// poll when another node's write arrives.
+func (s *Store) changed() {
+	s.rmu.Lock()
+	s.rgen.Add(1)
+	clear(s.rcache)
+	s.rmu.Unlock()
 }
 
 // generation changes with every write to the store (whatever it changes:
@@ -315,7 +234,8 @@ func (s *Store) write(fn func(b *pebble.Batch) error) error {
 // and when the store closes, after the write is committed and before the
 // method that wrote returns. So a verification made after generation()
 // read g holds for as long as generation() still reads g: no write has
-// returned since g was read.
+// returned since g was read. On PostgreSQL another node's write moves it
+// when its notification arrives (or the poll sees it): see OpenPostgres.
 func (s *Store) generation() uint64 { return s.rgen.Load() }
 
 // cachedRecord is a decoded record, or its absence.
@@ -327,8 +247,16 @@ type cachedRecord struct {
 // maxCachedRecords bounds the read cache; past it, the cache starts over.
 const maxCachedRecords = 100_000
 
-// getCached reads the record at key through the read cache.
-func getCached[T any](s *Store, key string) (T, bool, error) {
+// Keys of the read cache, one prefix per kind of record.
+const (
+	cacheAccount = "a/"
+	cacheUser    = "u/"
+	cacheKey     = "k/"
+)
+
+// getCached reads a record through the read cache: key names it there,
+// load reads it from the storage.
+func getCached[T any](s *Store, key string, load func() (T, bool, error)) (T, bool, error) {
 	s.rmu.RLock()
 	c, hit := s.rcache[key]
 	gen := s.rgen.Load()
@@ -344,7 +272,7 @@ func getCached[T any](s *Store, key string) (T, bool, error) {
 	var ok bool
 	err := s.read(func() error {
 		var err error
-		v, ok, err = getJSON[T](s.db, key)
+		v, ok, err = load()
 		return err
 	})
 	if err != nil {
@@ -421,15 +349,7 @@ func (s *Store) AddAccount(code, name string) (Account, error) {
 		return Account{}, err
 	}
 	a := Account{Code: c, Name: name, Created: s.now().UTC()}
-	err = s.write(func(b *pebble.Batch) error {
-		if _, ok, err := getJSON[Account](s.db, accountPrefix+c); err != nil {
-			return err
-		} else if ok {
-			return fmt.Errorf("account %s: %w", c, ErrExists)
-		}
-		return setJSON(b, accountPrefix+c, a)
-	})
-	if err != nil {
+	if err := s.write(func() error { return s.st.addAccount(a) }); err != nil {
 		return Account{}, err
 	}
 	return a, nil
@@ -443,7 +363,7 @@ func (s *Store) Account(code string) (Account, error) {
 	err := s.read(func() error {
 		var ok bool
 		var err error
-		a, ok, err = getJSON[Account](s.db, accountPrefix+c)
+		a, ok, err = s.st.account(c)
 		if err == nil && !ok {
 			err = fmt.Errorf("account %s: %w", c, ErrNotFound)
 		}
@@ -456,7 +376,9 @@ func (s *Store) Account(code string) (Account, error) {
 func (s *Store) Accounts() ([]Account, error) {
 	var out []Account
 	err := s.read(func() error {
-		return scanJSON(s.db, accountPrefix, func(a Account) { out = append(out, a) })
+		var err error
+		out, err = s.st.accounts()
+		return err
 	})
 	return out, err
 }
@@ -470,22 +392,12 @@ func (s *Store) EnableAccount(code string) error { return s.setAccountDisabled(c
 
 func (s *Store) setAccountDisabled(code string, disabled bool) error {
 	c := NormalizeAccountCode(code)
-	return s.write(func(b *pebble.Batch) error {
-		a, ok, err := getJSON[Account](s.db, accountPrefix+c)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("account %s: %w", c, ErrNotFound)
-		}
-		a.Disabled = disabled
-		return setJSON(b, accountPrefix+c, a)
-	})
+	return s.write(func() error { return s.st.setAccountDisabled(c, disabled) })
 }
 
 // accountActive says whether the account exists and is not disabled.
 func (s *Store) accountActive(code string) (bool, error) {
-	a, ok, err := getCached[Account](s, accountPrefix+code)
+	a, ok, err := getCached(s, cacheAccount+code, func() (Account, bool, error) { return s.st.account(code) })
 	return ok && !a.Disabled, err
 }
 
@@ -532,20 +444,7 @@ func (s *Store) AddUser(account, name, password string) (User, error) {
 	now := s.now().UTC()
 	rec := userRecord{User: User{Name: name, Account: c, Created: now, PasswordSet: now}, Gen: 1}
 	s.setSecrets(&rec, password) // slow: outside the write lock
-	err := s.write(func(b *pebble.Batch) error {
-		if _, ok, err := getJSON[Account](s.db, accountPrefix+c); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("account %s: %w", c, ErrNotFound)
-		}
-		if _, ok, err := getJSON[userRecord](s.db, userPrefix+name); err != nil {
-			return err
-		} else if ok {
-			return fmt.Errorf("user %s: %w", name, ErrExists)
-		}
-		return setJSON(b, userPrefix+name, rec)
-	})
-	if err != nil {
+	if err := s.write(func() error { return s.st.addUser(rec) }); err != nil {
 		return User{}, err
 	}
 	return rec.User.withRole(), nil
@@ -574,7 +473,7 @@ func (s *Store) User(name string) (User, error) {
 }
 
 func (s *Store) userRecord(name string) (userRecord, bool, error) {
-	return getCached[userRecord](s, userPrefix+name)
+	return getCached(s, cacheUser+name, func() (userRecord, bool, error) { return s.st.user(name) })
 }
 
 // SetPassword replaces a user's password (and Digest HA1 values). Cached
@@ -620,18 +519,7 @@ func (s *Store) EnableUser(name string) error {
 }
 
 func (s *Store) updateUser(name string, fn func(*userRecord)) error {
-	return s.write(func(b *pebble.Batch) error {
-		rec, ok, err := getJSON[userRecord](s.db, userPrefix+name)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("user %s: %w", name, ErrNotFound)
-		}
-		fn(&rec)
-		rec.Gen++
-		return setJSON(b, userPrefix+name, rec)
-	})
+	return s.write(func() error { return s.st.updateUser(name, fn) })
 }
 
 // Users returns the users of an account in name order; account "" means
@@ -640,11 +528,11 @@ func (s *Store) Users(account string) ([]User, error) {
 	c := NormalizeAccountCode(account)
 	var out []User
 	err := s.read(func() error {
-		return scanJSON(s.db, userPrefix, func(r userRecord) {
-			if c == "" || r.Account == c {
-				out = append(out, r.User.withRole())
-			}
-		})
+		recs, err := s.st.users(c)
+		for _, r := range recs {
+			out = append(out, r.User.withRole())
+		}
+		return err
 	})
 	return out, err
 }
@@ -659,23 +547,15 @@ func (s *Store) CreateKey(account, label string) (secret string, k Key, err erro
 	if err := checkText("key label", label, 200); err != nil {
 		return "", Key{}, err
 	}
-	err = s.write(func(b *pebble.Batch) error {
-		if _, ok, err := getJSON[Account](s.db, accountPrefix+c); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("account %s: %w", c, ErrNotFound)
-		}
+	err = s.write(func() error {
 		for {
 			var id string
 			id, secret = newKeySecret()
-			if _, ok, err := getJSON[keyRecord](s.db, keyPrefix+id); err != nil {
-				return err
-			} else if ok {
-				continue // 50 random bits collided: draw again
-			}
 			k = Key{ID: id, Account: c, Label: label, Created: s.now().UTC()}
 			sum := keyHash(secret)
-			return setJSON(b, keyPrefix+id, keyRecord{Key: k, SHA256: sum[:]})
+			if err := s.st.addKey(keyRecord{Key: k, SHA256: sum[:]}); !errors.Is(err, errKeyIDTaken) {
+				return err
+			} // 50 random bits collided: draw again
 		}
 	})
 	if err != nil {
@@ -694,7 +574,7 @@ func (s *Store) Key(id string) (Key, error) {
 }
 
 func (s *Store) keyRecord(id string) (keyRecord, bool, error) {
-	return getCached[keyRecord](s, keyPrefix+id)
+	return getCached(s, cacheKey+id, func() (keyRecord, bool, error) { return s.st.key(id) })
 }
 
 // Keys returns the keys of an account, revoked ones too, oldest first;
@@ -703,11 +583,11 @@ func (s *Store) Keys(account string) ([]Key, error) {
 	c := NormalizeAccountCode(account)
 	var out []Key
 	err := s.read(func() error {
-		return scanJSON(s.db, keyPrefix, func(r keyRecord) {
-			if c == "" || r.Account == c {
-				out = append(out, r.Key)
-			}
-		})
+		recs, err := s.st.keys(c)
+		for _, r := range recs {
+			out = append(out, r.Key)
+		}
+		return err
 	})
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -726,63 +606,5 @@ func (s *Store) Keys(account string) ([]Key, error) {
 // revoked key changes nothing.
 func (s *Store) RevokeKey(id string) error {
 	id = strings.ToLower(strings.TrimSpace(id))
-	return s.write(func(b *pebble.Batch) error {
-		rec, ok, err := getJSON[keyRecord](s.db, keyPrefix+id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("key %s: %w", id, ErrNotFound)
-		}
-		if rec.IsRevoked() {
-			return nil
-		}
-		rec.Revoked = s.now().UTC()
-		return setJSON(b, keyPrefix+id, rec)
-	})
-}
-
-// ---- pebble helpers
-
-func getJSON[T any](db *pebble.DB, key string) (T, bool, error) {
-	var v T
-	val, closer, err := db.Get([]byte(key))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return v, false, nil
-	}
-	if err != nil {
-		return v, false, err
-	}
-	defer closer.Close()
-	if err := json.Unmarshal(val, &v); err != nil {
-		return v, false, fmt.Errorf("auth store: record %q: %w", key, err)
-	}
-	return v, true, nil
-}
-
-func setJSON(b *pebble.Batch, key string, v any) error {
-	val, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return b.Set([]byte(key), val, nil)
-}
-
-// scanJSON calls fn with every record under prefix, in key order.
-func scanJSON[T any](db *pebble.DB, prefix string, fn func(T)) error {
-	upper := []byte(prefix)
-	upper[len(upper)-1]++ // prefixes end in '/'; '0' bounds them
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: upper})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var v T
-		if err := json.Unmarshal(it.Value(), &v); err != nil {
-			it.Close()
-			return fmt.Errorf("auth store: record %q: %w", bytes.Clone(it.Key()), err)
-		}
-		fn(v)
-	}
-	return it.Close()
+	return s.write(func() error { return s.st.revokeKey(id, s.now().UTC()) })
 }

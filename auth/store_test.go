@@ -22,18 +22,8 @@ import (
 // testParams make hashing cheap in tests; the code paths are the same.
 var testParams = argonParams{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
 
-func openTest(t testing.TB, dir string) *Store {
-	t.Helper()
-	if dir == "" {
-		dir = filepath.Join(t.TempDir(), "auth")
-	}
-	s, err := openStore(dir, testParams)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+// openTest opens the pebble store in dir ("": a new one).
+func openTest(t testing.TB, dir string) *Store { return pebbleKind.openTest(t, dir) }
 
 func mustNil(t testing.TB, err error) {
 	t.Helper()
@@ -42,9 +32,11 @@ func mustNil(t testing.TB, err error) {
 	}
 }
 
-func TestStoreReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data", "auth")
-	s := openTest(t, dir)
+func TestStoreReopen(t *testing.T) { eachKind(t, testStoreReopen) }
+
+func testStoreReopen(t *testing.T, kd kind) {
+	dir := kd.place(t)
+	s := kd.openTest(t, dir)
 	a, err := s.AddAccount(" abc12345 ", "  Acme Pty Ltd ")
 	mustNil(t, err)
 	if a.Code != "ABC12345" || a.Name != "Acme Pty Ltd" || a.Created.IsZero() {
@@ -72,7 +64,7 @@ func TestStoreReopen(t *testing.T) {
 		t.Fatalf("Accounts after Close: %v, want ErrClosed", err)
 	}
 
-	s = openTest(t, dir)
+	s = kd.openTest(t, dir)
 	accts, err := s.Accounts()
 	mustNil(t, err)
 	if len(accts) != 2 || accts[0].Code != "ABC12345" || accts[0].Name != "Acme Pty Ltd" || !accts[0].Created.Equal(a.Created) ||
@@ -112,8 +104,10 @@ func TestStoreReopen(t *testing.T) {
 	}
 }
 
-func TestStoreErrors(t *testing.T) {
-	s := openTest(t, "")
+func TestStoreErrors(t *testing.T) { eachKind(t, testStoreErrors) }
+
+func testStoreErrors(t *testing.T, kd kind) {
+	s := kd.openTest(t, "")
 	_, err := s.AddAccount("ABC12345", "Acme")
 	mustNil(t, err)
 	_, err = s.AddUser("ABC12345", "alice", "password1")
@@ -157,8 +151,10 @@ func TestStoreErrors(t *testing.T) {
 	}
 }
 
-func TestValidation(t *testing.T) {
-	s := openTest(t, "")
+func TestValidation(t *testing.T) { eachKind(t, testValidation) }
+
+func testValidation(t *testing.T, k kind) {
+	s := k.openTest(t, "")
 	code := func(code string, ok bool) {
 		t.Helper()
 		_, err := s.AddAccount(code, "")
@@ -223,8 +219,10 @@ func TestValidation(t *testing.T) {
 	pw("bad\xffutf8", false)
 }
 
-func TestDigestHA1(t *testing.T) {
-	s := openTest(t, "")
+func TestDigestHA1(t *testing.T) { eachKind(t, testDigestHA1) }
+
+func testDigestHA1(t *testing.T, k kind) {
+	s := k.openTest(t, "")
 	_, err := s.AddAccount("ABC12345", "")
 	mustNil(t, err)
 	_, err = s.AddUser("ABC12345", "Mufasa", "Circle of Life")
@@ -346,8 +344,10 @@ func TestKeyFormat(t *testing.T) {
 	f("")
 }
 
-func TestStoreConcurrent(t *testing.T) {
-	s := openTest(t, "")
+func TestStoreConcurrent(t *testing.T) { eachKind(t, testStoreConcurrent) }
+
+func testStoreConcurrent(t *testing.T, k kind) {
+	s := k.openTest(t, "")
 	_, err := s.AddAccount("ABC12345", "")
 	mustNil(t, err)
 	_, err = s.AddUser("ABC12345", "alice", "password1")
@@ -383,8 +383,10 @@ func TestStoreConcurrent(t *testing.T) {
 	}
 }
 
-func TestDemo(t *testing.T) {
-	s := openTest(t, "")
+func TestDemo(t *testing.T) { eachKind(t, testDemo) }
+
+func testDemo(t *testing.T, k kind) {
+	s := k.openTest(t, "")
 	acct, secret1, err := Demo(s)
 	mustNil(t, err)
 	_, secret2, err := Demo(s) // idempotent account, new key
@@ -455,22 +457,24 @@ func TestOpenInUse(t *testing.T) {
 // TestNonceKey: the store makes its Digest nonce key once and keeps it;
 // a damaged key record stops Open with an error naming it.
 func TestNonceKey(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "auth")
-	s := openTest(t, dir)
-	key := bytes.Clone(s.nonceKey)
-	if len(key) != nonceKeyLen || bytes.Equal(key, make([]byte, nonceKeyLen)) {
-		t.Fatalf("nonce key %x", key)
-	}
-	mustNil(t, s.Close())
-	s = openTest(t, dir)
-	if !bytes.Equal(s.nonceKey, key) {
-		t.Fatalf("nonce key %x after reopen, was %x", s.nonceKey, key)
-	}
+	eachKind(t, func(t *testing.T, k kind) {
+		dir := k.place(t)
+		s := k.openTest(t, dir)
+		key := bytes.Clone(s.nonceKey)
+		if len(key) != nonceKeyLen || bytes.Equal(key, make([]byte, nonceKeyLen)) {
+			t.Fatalf("nonce key %x", key)
+		}
+		mustNil(t, s.Close())
+		s = k.openTest(t, dir)
+		if !bytes.Equal(s.nonceKey, key) {
+			t.Fatalf("nonce key %x after reopen, was %x", s.nonceKey, key)
+		}
+	})
 	f := func(record, wantErr string) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "auth")
 		s := openTest(t, dir)
-		mustNil(t, s.db.Set([]byte(nonceKeyKey), []byte(record), pebble.Sync))
+		mustNil(t, pebbleDB(s).Set([]byte(nonceKeyKey), []byte(record), pebble.Sync))
 		mustNil(t, s.Close())
 		s, err := openStore(dir, testParams)
 		if err == nil {

@@ -21,8 +21,10 @@ func flipLast(s string) string {
 
 // TestThrottle: failures are counted per client and presented user or
 // key; the client as a whole is throttled only at MaxClientFailures.
-func TestThrottle(t *testing.T) {
-	fx := newFixture(t, Config{MaxFailures: 3, MaxClientFailures: 8, FailureWindow: time.Minute, CacheTTL: -1})
+func TestThrottle(t *testing.T) { eachKind(t, testThrottle) }
+
+func testThrottle(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{MaxFailures: 3, MaxClientFailures: 8, FailureWindow: time.Minute, CacheTTL: -1})
 	a, clock := fx.a, fx.clock
 	f := func(client, header string, wantErr error, wantRetry time.Duration) {
 		t.Helper()
@@ -136,8 +138,10 @@ func TestThrottle(t *testing.T) {
 
 // TestThrottleDefaults: 10 failures a minute per user or key, 100 per
 // client.
-func TestThrottleDefaults(t *testing.T) {
-	fx := newFixture(t, Config{CacheTTL: -1})
+func TestThrottleDefaults(t *testing.T) { eachKind(t, testThrottleDefaults) }
+
+func testThrottleDefaults(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{CacheTTL: -1})
 	if c := fx.a.cfg; c.MaxFailures != 10 || c.MaxClientFailures != 100 || c.FailureWindow != time.Minute {
 		t.Errorf("defaults: %d per identity, %d per client, window %v", c.MaxFailures, c.MaxClientFailures, c.FailureWindow)
 	}
@@ -165,8 +169,10 @@ func TestThrottleDefaults(t *testing.T) {
 // TestThrottleBehindProxy: callers behind a trusted proxy are told apart
 // by X-Forwarded-For; a spoofed X-Forwarded-For from anyone else is not
 // believed.
-func TestThrottleBehindProxy(t *testing.T) {
-	fx := newFixture(t, Config{MaxFailures: 2, MaxClientFailures: 4, CacheTTL: -1})
+func TestThrottleBehindProxy(t *testing.T) { eachKind(t, testThrottleBehindProxy) }
+
+func testThrottleBehindProxy(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{MaxFailures: 2, MaxClientFailures: 4, CacheTTL: -1})
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	f := func(peer, xff, header string, wantErr error) {
 		t.Helper()
@@ -250,8 +256,10 @@ func TestClientAddr(t *testing.T) {
 	}
 }
 
-func TestThrottleBounded(t *testing.T) {
-	fx := newFixture(t, Config{MaxFailures: 1, MaxClientFailures: 3, MaxClients: 2, CacheTTL: -1})
+func TestThrottleBounded(t *testing.T) { eachKind(t, testThrottleBounded) }
+
+func testThrottleBounded(t *testing.T, k kind) {
+	fx := newFixtureOn(t, k, Config{MaxFailures: 1, MaxClientFailures: 3, MaxClients: 2, CacheTTL: -1})
 	a := fx.a
 	f := func(client, header string, wantErr error) {
 		t.Helper()
