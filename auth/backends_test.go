@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"testing"
 
@@ -52,6 +53,9 @@ func openPostgresTest(t testing.TB, url string, cfg PostgresConfig) (*Store, *pg
 		return nil, nil, err
 	}
 	cfg.params = testParams
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	s, err := OpenPostgres(context.Background(), db, cfg)
 	if err != nil {
 		db.Close()

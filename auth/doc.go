@@ -42,16 +42,52 @@
 //
 // The store directory is created with mode 0700: it holds password hashes.
 //
+// # PostgreSQL (several nodes)
+//
+// OpenPostgres keeps the same records in the database that several lodge
+// nodes share (package pgdb; tables made by its migration 0100_auth):
+//
+//	auth_meta        one row: format, realm, the Digest nonce key, created
+//	auth_generation  one row: gen, raised by every write (see below)
+//	auth_accounts    code, name, disabled, created
+//	auth_users       name, account, disabled, role, created, password_set,
+//	                 gen, hash, realm, ha1_md5, ha1_sha256
+//	auth_keys        id, account, label, created, revoked (NULL: valid),
+//	                 sha256 of the secret
+//
+// The first node to open the store makes the nonce key (INSERT ... ON
+// CONFLICT DO NOTHING, then every node reads the one stored), so a nonce
+// issued by one node verifies on every other. Times are kept to the
+// microsecond.
+//
+// Every write is one transaction that also raises auth_generation and
+// sends its new value on the channel lodge_auth (pg_notify, delivered at
+// commit). Every node LISTENs on a connection of its own and, when a
+// value it has not seen arrives, moves its generation and empties its
+// read cache, as its own writes do; it also reads the counter every
+// PostgresConfig.Poll (default 1 second), in case a notification was
+// missed, and when it listens again after its connection failed. So a
+// change (a key revoked, a user or account disabled, a password or role
+// changed) takes effect at once on the node that made it, and on other
+// nodes, their open keep-alive connections included, within the
+// notification's delivery, at most the poll interval while the listener
+// is down.
+//
 // # Durability
 //
 // Every write is one pebble batch committed with pebble.Sync: when a method
 // that changes the store returns a nil error, the change is on disk.
 // Read-modify-write operations (adding with a duplicate check, changing a
 // password, disabling) are serialised inside the Store, so concurrent
-// callers never lose each other's updates.
+// callers never lose each other's updates. On PostgreSQL each write is one
+// committed transaction (durable as the server's settings make commits),
+// duplicates are refused by the tables' keys and a user is changed under
+// its row lock (SELECT ... FOR UPDATE), so concurrent writers on any
+// nodes never lose each other's updates.
 //
 // Pebble locks its directory: one process at a time opens a store; Open
-// says so when the directory is in use. While lodge serve holds it, the
+// says so when the directory is in use (on PostgreSQL any number of
+// nodes open the one store). While lodge serve holds it, the
 // account, user and key commands reach it through the admin socket.
 //
 // # Admin socket
@@ -143,10 +179,21 @@
 //     The tables belong to the Authenticator: endpoints that share one
 //     (lodge serve's JSON-RPC and uploads, which call Authenticate and
 //     AuthenticateRequest) share the budget, as they must.
+//     With several nodes the throttle is per node, on purpose: a shared
+//     one would need a database write for every failed attempt, which
+//     hands a guesser a way to load the database, and a read for every
+//     attempt. A guesser spread over n nodes by the load balancer gets
+//     at most n times the budget; a load balancer that keeps a client
+//     on one node (by address) keeps it at one.
+//   - Digest nonce counts are remembered per node too (Config.MaxNonces):
+//     the same header sent to another node is taken there once more.
+//     Every node refuses a replay it has seen; a shared table would cost
+//     a write per request.
 //
 // Revoking a key, disabling a user or an account, changing a password or
 // a role takes effect on the next request, on connections already open
-// too. Authenticate reads the key and user records (through an in-memory
+// too (on other nodes sharing PostgreSQL: when the change's notification
+// arrives; see above). Authenticate reads the key and user records (through an in-memory
 // copy every write clears) on every request. AuthenticateConn, which
 // lodge serve's JSON-RPC endpoint uses, verifies a connection's
 // Authorization header once and remembers it in the connection's
@@ -164,4 +211,7 @@
 //
 // A Store and an Authenticator are safe for concurrent use. Close the
 // Store once nothing uses it; methods called after Close return ErrClosed.
+// Closing a store on PostgreSQL stops its listener and poll; the *pgdb.DB
+// stays open for its owner to close. Each of its database operations is
+// bounded by PostgresConfig.Timeout (default 10 seconds).
 package auth

@@ -174,13 +174,13 @@ func (p *pgStorage) listenOnce(ctx context.Context) (listening bool, err error) 
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return false, err
 	}
-	p.listenPID.Store(conn.PgConn().PID())
-	p.listens.Add(1)
 	var gen int64
 	if err := conn.QueryRow(ctx, `SELECT gen FROM auth_generation`).Scan(&gen); err != nil {
 		return true, err
 	}
 	p.observe(gen, true)
+	p.listenPID.Store(conn.PgConn().PID())
+	p.listens.Add(1)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
