@@ -170,9 +170,14 @@ func (l *Letter) Time(s string) time.Time {
 
 // File is a document of a mailing as production reads it.
 type File struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"` // pdf, ps, xps
-	Path  string `json:"path"` // absolute path of the uploaded bytes
+	Name string `json:"name"`
+	Kind string `json:"kind"` // pdf, ps, xps
+	Path string `json:"path"` // absolute path of the uploaded bytes on the node that ended the session
+	// Blob is the bytes' key in the upload store's blob store
+	// (upload.BlobKey: blobs/<epid>/<blob>), which any node of several
+	// reads; on one node, the path of the bytes under the upload
+	// directory.
+	Blob  string `json:"blob,omitempty"`
 	Pages int    `json:"pages"`
 	SHA1  string `json:"sha1,omitempty"`
 }

@@ -421,19 +421,13 @@ func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix strin
 // end ends a session once, by the user or key by: a second call answers
 // as the first did.
 func (h *Handler) end(ss Session, by string) (EndResult, error) {
-	mu := h.store.lock(ss.EPID)
-	mu.Lock()
-	defer mu.Unlock()
-	cur, err := h.store.Session(ss.EPID)
+	cur, files, unlock, err := h.store.lockEnd(ss.EPID)
 	if err != nil {
 		return EndResult{}, err
 	}
+	defer unlock()
 	if cur.State == StateEnded && cur.Result != nil {
 		return *cur.Result, nil
-	}
-	files, err := h.store.Files(ss.EPID)
-	if err != nil {
-		return EndResult{}, err
 	}
 	cur.EndedBy = by
 	return h.asm.End(cur, files)

@@ -76,14 +76,21 @@ func (s *Store) epids(lo, hi string) ([]string, error) {
 
 // Sweep is one pass of the janitor: it expires the open sessions whose
 // time ran out (ExpireSessions) and deletes the documents of mailings past
-// the retention period (PurgeDocuments).
+// the retention period (PurgeDocuments). A shared store's also finishes
+// the deletions of blobs that a node began and did not finish within
+// their lease (it stopped): those of closed sessions, and the documents
+// of mailings, which count as purged.
 func (s *Store) Sweep() (expired, purged int, err error) {
 	expired, err = s.ExpireSessions()
 	if err != nil {
 		return expired, 0, err
 	}
 	purged, err = s.PurgeDocuments()
-	return expired, purged, err
+	if err != nil || s.pg == nil {
+		return expired, purged, err
+	}
+	taken, err := s.takeOverSweeps()
+	return expired, purged + taken, err
 }
 
 // ExpireSessions deletes the files of sessions whose time ran out while
@@ -91,7 +98,13 @@ func (s *Store) Sweep() (expired, purged int, err error) {
 // only the open sessions past their time.
 func (s *Store) ExpireSessions() (int, error) {
 	now := s.opt.Now()
-	due, err := s.epidsBelow(openPrefix, now)
+	var due []string
+	var err error
+	if s.pg != nil {
+		due, err = s.pgDueOpen(now)
+	} else {
+		due, err = s.epidsBelow(openPrefix, now)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -111,6 +124,9 @@ func (s *Store) ExpireSessions() (int, error) {
 // expire expires one session under its lock if it is still open and past
 // its time at now: end_session may have ended it since it was listed.
 func (s *Store) expire(epid string, now time.Time) (bool, error) {
+	if s.pg != nil {
+		return s.pgClose(epid, StateExpired, "", now)
+	}
 	return s.close(epid, StateExpired, "", func(ss Session) bool { return now.After(ss.Expires) })
 }
 
@@ -119,6 +135,10 @@ func (s *Store) expire(epid string, now time.Time) (bool, error) {
 // A multipart upload that fails abandons its session, which no client
 // could go on with.
 func (s *Store) Abandon(epid, why string) error {
+	if s.pg != nil {
+		_, err := s.pgClose(epid, StateAbandoned, why, time.Time{})
+		return err
+	}
 	_, err := s.close(epid, StateAbandoned, why, func(Session) bool { return true })
 	return err
 }
@@ -185,7 +205,13 @@ func (s *Store) removeBlobs(epid string) error {
 func (s *Store) PurgeDocuments() (int, error) {
 	now := s.opt.Now()
 	cutoff := now.Add(-s.opt.Retention)
-	due, err := s.epidsBelow(keptPrefix, cutoff)
+	var due []string
+	var err error
+	if s.pg != nil {
+		due, err = s.pgDueKept(cutoff)
+	} else {
+		due, err = s.epidsBelow(keptPrefix, cutoff)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -206,6 +232,10 @@ func (s *Store) PurgeDocuments() (int, error) {
 // retention, once its letters are produced); its records stay. A mailing
 // already purged, or a session not ended, is left as it is.
 func (s *Store) PurgeMailing(epid string) error {
+	if s.pg != nil {
+		_, err := s.pgPurge(epid, time.Time{})
+		return err
+	}
 	now := s.opt.Now()
 	_, err := s.purgeIf(epid, now, func(Session) bool { return true })
 	return err
@@ -218,6 +248,9 @@ func (s *Store) PurgeMailing(epid string) error {
 func (s *Store) purge(epid string, cutoff, now time.Time) (bool, error) {
 	if s.opt.Keep != nil && s.opt.Keep(epid) {
 		return false, nil // the mailroom still needs them
+	}
+	if s.pg != nil {
+		return s.pgPurge(epid, cutoff)
 	}
 	return s.purgeIf(epid, now, func(ss Session) bool { return ss.Ended.Before(cutoff) })
 }

@@ -34,15 +34,17 @@ func sorted(epids ...string) []string {
 // TestSessionIndexes: the open/ index holds exactly the open sessions and
 // kept/ exactly the ended mailings whose documents are stored, through
 // every change of state: opened, ended, expired, abandoned, purged.
-func TestSessionIndexes(t *testing.T) {
-	r := newRig(t)
+func TestSessionIndexes(t *testing.T) { forBackends(t, testSessionIndexes) }
+
+func testSessionIndexes(t *testing.T, be backend) {
+	r := newRigOn(t, be)
 	r.s.opt.Retention = 48 * time.Hour
 	check := func(what string, open, kept []string) {
 		t.Helper()
-		if got := index(t, r.s, openPrefix); !reflect.DeepEqual(got, sorted(open...)) {
+		if got := lifeIndex(t, r.s, "open"); !reflect.DeepEqual(got, sorted(open...)) {
 			t.Errorf("%s: open index %v, want %v", what, got, sorted(open...))
 		}
-		if got := index(t, r.s, keptPrefix); !reflect.DeepEqual(got, sorted(kept...)) {
+		if got := lifeIndex(t, r.s, "kept"); !reflect.DeepEqual(got, sorted(kept...)) {
 			t.Errorf("%s: kept index %v, want %v", what, got, sorted(kept...))
 		}
 	}
@@ -81,8 +83,13 @@ func TestSessionIndexes(t *testing.T) {
 		t.Errorf("purged mailing not marked: %+v", got)
 	}
 	// no purge/ entry is left behind once the directories are gone
-	if got := index(t, r.s, purgePrefix); got != nil {
+	if got := lifeIndex(t, r.s, "purge"); got != nil {
 		t.Errorf("purge entries left: %v", got)
+	}
+	for _, ss := range []Session{a, b, c, d} {
+		if !blobsGone(t, r.s, ss.EPID) {
+			t.Errorf("%s: blobs left: %v", ss.EPID, blobs(t, r.s, ss.EPID))
+		}
 	}
 }
 
@@ -91,8 +98,10 @@ func TestSessionIndexes(t *testing.T) {
 // mailroom still needs them (Options.Keep); their records stay.
 // PurgeMailing deletes them at once (the mailroom's own retention). Open
 // sessions are not touched.
-func TestRetention(t *testing.T) {
-	r := newRig(t)
+func TestRetention(t *testing.T) { forBackends(t, testRetention) }
+
+func testRetention(t *testing.T, b backend) {
+	r := newRigOn(t, b)
 	r.s.opt.Retention = 48 * time.Hour
 	done := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
 	needed := r.mailing("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
@@ -107,9 +116,8 @@ func TestRetention(t *testing.T) {
 	}
 	gone := func(ss Session, want bool) {
 		t.Helper()
-		_, err := os.Stat(filepath.Join(r.dir, "blobs", ss.EPID))
-		if os.IsNotExist(err) != want {
-			t.Errorf("%s: blob directory gone %v, want %v", ss.EPID, os.IsNotExist(err), want)
+		if got := blobsGone(t, r.s, ss.EPID); got != want {
+			t.Errorf("%s: blobs gone %v, want %v", ss.EPID, got, want)
 		}
 	}
 	// the mailroom's purge does not wait
@@ -272,7 +280,7 @@ func TestOpenBuildsIndexes(t *testing.T) {
 // code path writes one) is never read, which is what makes a pass cost
 // the open sessions rather than the history.
 func TestJanitorReadsOnlyIndex(t *testing.T) {
-	s, c := newStore(t)
+	s, c := newStore(t, backends[0])
 	ss, _ := s.CreateSession("ABC12345", "clerk")
 	if err := s.db.Delete([]byte(openKey(ss)), pebble.Sync); err != nil {
 		t.Fatal(err)

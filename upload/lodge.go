@@ -183,7 +183,7 @@ func (l *Lodger) End(ss Session, files []File) (EndResult, error) {
 	var portal []PortalDoc // library documents the metadata names, open
 	defer func() { closePortalDocs(portal) }()
 	if len(meta) == 1 {
-		b, err := os.ReadFile(l.store.BlobPath(ss.EPID, meta[0]))
+		b, err := l.store.readFile(context.Background(), ss.EPID, meta[0])
 		if err != nil {
 			return res, err
 		}
@@ -259,7 +259,11 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 			out = append(out, f)
 			continue
 		}
-		fh, err := os.Open(l.store.BlobPath(ss.EPID, f))
+		path, err := l.store.LocalPath(context.Background(), ss.EPID, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		fh, err := os.Open(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -316,10 +320,10 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 		if kept[f.Name] {
 			continue
 		}
-		if err := l.store.Update(func(t *Tx) error { t.deleteKey(filePrefix + ss.EPID + "/" + f.Name); return nil }); err != nil {
+		if err := l.store.Update(func(t *Tx) error { t.deleteFile(ss.EPID, f.Name); return nil }); err != nil {
 			return nil, nil, err
 		}
-		os.Remove(l.store.BlobPath(ss.EPID, f))
+		l.store.removeBlob(ss.EPID, f)
 	}
 	return out, probs, nil
 }
@@ -327,7 +331,10 @@ func (l *Lodger) unpack(ss Session, files []File) ([]File, []string, error) {
 // inspect counts a document's pages, in a child process unless
 // configured otherwise.
 func (l *Lodger) inspect(epid string, f File) (inspect.Document, error) {
-	path := l.store.BlobPath(epid, f)
+	path, err := l.store.LocalPath(context.Background(), epid, f)
+	if err != nil {
+		return inspect.Document{}, err
+	}
 	kind := inspect.Kind(f.Kind)
 	if !l.cfg.InProcess {
 		lim := l.cfg.Inspect.WithDefaults()
@@ -405,11 +412,17 @@ func (l *Lodger) commit(ss Session, files []File, portal []PortalDoc, meta []Fil
 	for _, f := range files {
 		switch f.Kind {
 		case "pdf", "ps", "xps":
-			path, err := filepath.Abs(l.store.BlobPath(ss.EPID, f))
+			// Path is where this node reads the bytes (for a shared
+			// store, valid on this node only); Blob is their key in the
+			// blob store, for any node
+			path, err := l.store.LocalPath(context.Background(), ss.EPID, f)
+			if err == nil {
+				path, err = filepath.Abs(path)
+			}
 			if err != nil {
 				return EndResult{}, err
 			}
-			m.Files = append(m.Files, pipeline.File{Name: f.Name, Kind: f.Kind, Path: path, Pages: f.Pages, SHA1: f.SHA1})
+			m.Files = append(m.Files, pipeline.File{Name: f.Name, Kind: f.Kind, Path: path, Blob: BlobKey(ss.EPID, f), Pages: f.Pages, SHA1: f.SHA1})
 		}
 	}
 	// which letters will be held, and why: told now, so that the client

@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/rpc"
@@ -22,6 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	testpg.Stop()
 	testref.Cleanup()
 	removeHistory()
 	os.Exit(code)
@@ -45,9 +47,16 @@ type rig struct {
 	// keep, when set, answers the store's Options.Keep (documents still
 	// needed); nil: the mailroom's answer, as lodge serve wires it
 	keep func(epid string) bool
+	// node opens the store again (the backend's: the directory dir, or
+	// another node on the rig's database and blob store)
+	node func(Options) *Store
 }
 
-func newRig(t *testing.T) *rig {
+// newRig is a rig of an embedded store in its directory.
+func newRig(t *testing.T) *rig { return newRigOn(t, backends[0]) }
+
+// newRigOn is a rig of the backend's store.
+func newRigOn(t *testing.T, b backend) *rig {
 	t.Helper()
 	e, err := engine.New(testref.Index(t).Ref, engine.Config{})
 	if err != nil {
@@ -55,6 +64,7 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(e.Close)
 	r := &rig{t: t, dir: t.TempDir(), c: newClock(), eng: e}
+	r.node = b.place(t, r.dir)
 	r.open()
 	return r
 }
@@ -71,7 +81,7 @@ func (r *rig) open() {
 	r.t.Cleanup(func() { ms.Close() })
 	r.ms = ms
 	r.mr = pipeline.New(ms, nil, pipeline.Config{Now: r.c.Now}, quiet)
-	r.s = openStore(r.t, r.dir, Options{Now: r.c.Now, Keep: func(epid string) bool {
+	r.s = r.node(Options{Now: r.c.Now, Keep: func(epid string) bool {
 		if r.keep != nil {
 			return r.keep(epid)
 		}

@@ -3,7 +3,6 @@ package upload
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lodge-mail/lodge/upload/metadata"
 )
@@ -142,14 +141,14 @@ func (l *Lodger) dropPortalCopies(ss Session, files []File) ([]File, error) {
 	}
 	if err := l.store.Update(func(t *Tx) error {
 		for _, f := range copies {
-			t.deleteKey(filePrefix + ss.EPID + "/" + f.Name)
+			t.deleteFile(ss.EPID, f.Name)
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	for _, f := range copies {
-		os.Remove(l.store.BlobPath(ss.EPID, f)) // one left is removed when the store opens
+		l.store.removeBlob(ss.EPID, f) // an orphan if this fails: see the package doc
 	}
 	return own, nil
 }

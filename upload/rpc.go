@@ -76,7 +76,7 @@ func (l *Lodger) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int
 	if limit < 1 || limit > maxRecent {
 		return dst, rpc.CodeInvalidParams, "invalid params: limit is 1 to 1000"
 	}
-	from := acctPrefix + p.Account + "/"
+	var before *Session
 	if in.Before != "" {
 		ss, err := s.Session(in.Before)
 		if errors.Is(err, ErrNoSession) || (err == nil && ss.Account != p.Account) {
@@ -85,12 +85,12 @@ func (l *Lodger) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int
 		if err != nil {
 			return dst, rpc.CodeInternalError, "internal error"
 		}
-		from = acctKey(ss) + "\x00" // strictly after it
+		before = &ss
 	}
 	out := struct {
 		Uploads []recentUpload `json:"uploads"`
 	}{Uploads: []recentUpload{}}
-	epids, err := s.scanFrom(from, acctPrefix+p.Account+"/", limit)
+	epids, err := s.accountSessions(p.Account, before, limit)
 	if err != nil {
 		return dst, rpc.CodeInternalError, "internal error"
 	}
@@ -112,6 +112,30 @@ func (l *Lodger) RecentUploads(dst, params []byte, p rpc.Principal) ([]byte, int
 }
 
 var errEnough = errors.New("enough")
+
+// accountSessions lists up to limit of an account's sessions, newest
+// first (the later created first, sessions created at one instant by
+// EPID), from the one after before (nil: from the newest).
+func (s *Store) accountSessions(account string, before *Session, limit int) ([]string, error) {
+	if s.pg != nil {
+		return s.pgAccountSessions(account, before, limit)
+	}
+	from := acctPrefix + account + "/"
+	if before != nil {
+		from = acctKey(*before) + "\x00" // strictly after it
+	}
+	return s.scanFrom(from, acctPrefix+account+"/", limit)
+}
+
+// fileCount is how many files a session has.
+func (s *Store) fileCount(epid string) (int, error) {
+	if s.pg != nil {
+		return s.pgFileCount(epid)
+	}
+	n := 0
+	err := s.scan(filePrefix+epid+"/", func(k, v []byte) error { n++; return nil })
+	return n, err
+}
 
 // scanFrom returns the values (JSON strings) of up to limit keys from the
 // key from on, among the keys with the prefix.
@@ -143,7 +167,7 @@ func (l *Lodger) recentUpload(epid string) (recentUpload, error) {
 		return recentUpload{}, err
 	}
 	u := recentUpload{EPID: epid, Status: ss.State, CreatedTS: unixSeconds(ss.Created), Letters: map[string]int{}}
-	if err := s.scan(filePrefix+epid+"/", func(k, v []byte) error { u.Files++; return nil }); err != nil {
+	if u.Files, err = s.fileCount(epid); err != nil {
 		return u, err
 	}
 	if ss.State != StateEnded {

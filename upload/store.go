@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
@@ -126,7 +127,9 @@ type Options struct {
 	// MinFreeBytes is the room an upload must leave free on the store's
 	// disk (default 1 GiB): an upload that would leave less is refused
 	// (HTTP 503, retry later) before any of it is written, so that a full
-	// disk refuses new files cleanly instead of failing half-way.
+	// disk refuses new files cleanly instead of failing half-way. A
+	// shared store (OpenShared) checks it on a blob store on this node's
+	// disk (blob.Local) and leaves object storage to refuse for itself.
 	MinFreeBytes int64
 	// Retention is how long the documents (uploaded files) of an ended
 	// mailing the mailroom does not keep (Keep) stay after end_session
@@ -162,7 +165,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Store keeps sessions, files, mailings and letters.
+// Store keeps sessions, files, mailings and letters: embedded (Open:
+// pebble and files under one directory) or shared by several nodes
+// (OpenShared: PostgreSQL and a blob.Store; shared.go).
 type Store struct {
 	dir   string
 	db    *pebble.DB
@@ -171,6 +176,8 @@ type Store struct {
 	// syncDir syncs a directory (durable.SyncDir); tests watch it.
 	syncDir func(dir string) error
 	m       *storeMetrics
+
+	shared // the shared store's database and blob store; zero when embedded
 }
 
 // Open opens (creating) the store in dir and removes what an interrupted
@@ -199,8 +206,14 @@ func Open(dir string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the store. A shared store's database and blob store are
+// its caller's, and stay open.
+func (s *Store) Close() error {
+	if s.pg != nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // Options returns the store's options with defaults applied.
 func (s *Store) Options() Options { return s.opt }
@@ -285,13 +298,24 @@ func (s *Store) get(key string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// Tx collects writes committed together with a synced batch.
+// Tx collects writes committed together with a synced batch; a shared
+// store's, statements committed as one transaction (pgUpdate).
 type Tx struct {
 	b   *pebble.Batch
 	err error
+
+	pg  bool // a shared store's: ops, not pebble keys
+	ops []pgOp
 }
 
+// errNotEmbedded is the error of a write of pebble keys to a shared
+// store: a bug.
+var errNotEmbedded = errors.New("upload: a pebble key written to a shared store")
+
 func (t *Tx) put(key string, v any) {
+	if t.pg {
+		t.err = errNotEmbedded
+	}
 	if t.err != nil {
 		return
 	}
@@ -304,6 +328,9 @@ func (t *Tx) put(key string, v any) {
 }
 
 func (t *Tx) del(key string) {
+	if t.pg {
+		t.err = errNotEmbedded
+	}
 	if t.err == nil {
 		t.err = t.b.Delete([]byte(key), nil)
 	}
@@ -314,6 +341,10 @@ func (t *Tx) del(key string) {
 // among the mailings whose documents are kept by end time once it ended
 // until they are removed (see lifecycle.go).
 func (t *Tx) PutSession(ss Session) {
+	if t.pg {
+		t.pgPutSession(ss)
+		return
+	}
 	t.put(sessionPrefix+ss.EPID, ss)
 	t.put(acctKey(ss), ss.EPID)
 	if ss.State == StateOpen {
@@ -337,12 +368,32 @@ func acctKey(ss Session) string {
 }
 
 // PutFile records a file of a session.
-func (t *Tx) PutFile(epid string, f File) { t.put(filePrefix+epid+"/"+f.Name, f) }
+func (t *Tx) PutFile(epid string, f File) {
+	if t.pg {
+		t.pgPutFile(epid, f)
+		return
+	}
+	t.put(filePrefix+epid+"/"+f.Name, f)
+}
+
+// deleteFile removes the record of a session's file.
+func (t *Tx) deleteFile(epid, name string) {
+	if t.pg {
+		t.pgDeleteFile(epid, name)
+		return
+	}
+	t.del(filePrefix + epid + "/" + name)
+}
 
 func (t *Tx) deleteKey(key string) { t.del(key) }
 
-// Update runs fn and commits its writes atomically with fsync.
+// Update runs fn and commits its writes atomically with fsync; with
+// several nodes (OpenShared), in one transaction under the sessions'
+// locks (pgUpdate).
 func (s *Store) Update(fn func(t *Tx) error) error {
+	if s.pg != nil {
+		return s.pgUpdate(fn)
+	}
 	t := &Tx{b: s.db.NewBatch()}
 	defer t.b.Close()
 	if err := fn(t); err != nil {
@@ -362,6 +413,9 @@ func (s *Store) CreateSession(account, user string) (Session, error) {
 	}
 	now := s.opt.Now().UTC()
 	ss := Session{EPID: epid, Account: account, User: user, State: StateOpen, Created: now, Expires: now.Add(s.opt.SessionTTL)}
+	if s.pg != nil { // what the database keeps, so that the answer is what a read gives
+		ss.Created, ss.Expires = pgFloor(ss.Created), pgFloor(ss.Expires)
+	}
 	if err := s.Update(func(t *Tx) error { t.PutSession(ss); return nil }); err != nil {
 		return Session{}, err
 	}
@@ -374,6 +428,28 @@ func (s *Store) Session(epid string) (Session, error) {
 	if !ValidEPID(epid) {
 		return Session{}, ErrNoSession
 	}
+	ss, err := s.rawSession(epid)
+	if err != nil {
+		return Session{}, err
+	}
+	return s.asOf(ss), nil
+}
+
+// asOf is the session as it reads now: an open session past its time
+// reads as expired before the janitor records it.
+func (s *Store) asOf(ss Session) Session {
+	if ss.State == StateOpen && s.opt.Now().After(ss.Expires) {
+		ss.State = StateExpired
+	}
+	return ss
+}
+
+// rawSession is the session's record as stored; ErrNoSession when there
+// is none.
+func (s *Store) rawSession(epid string) (Session, error) {
+	if s.pg != nil {
+		return s.pgSession(epid)
+	}
 	var ss Session
 	if err := s.get(sessionPrefix+epid, &ss); err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -381,14 +457,14 @@ func (s *Store) Session(epid string) (Session, error) {
 		}
 		return Session{}, err
 	}
-	if ss.State == StateOpen && s.opt.Now().After(ss.Expires) {
-		ss.State = StateExpired
-	}
 	return ss, nil
 }
 
 // Files returns a session's files in the order they were first uploaded.
 func (s *Store) Files(epid string) ([]File, error) {
+	if s.pg != nil {
+		return s.pgFiles(epid)
+	}
 	var out []File
 	err := s.scan(filePrefix+epid+"/", func(k, v []byte) error {
 		var f File
@@ -402,9 +478,59 @@ func (s *Store) Files(epid string) ([]File, error) {
 	return out, err
 }
 
-// BlobPath returns where a file's content is stored.
+// BlobPath returns where an embedded store (Open) keeps a file's content;
+// "" for a shared store, whose bytes are read with OpenFile or LocalPath.
 func (s *Store) BlobPath(epid string, f File) string {
+	if s.pg != nil {
+		return ""
+	}
 	return filepath.Join(s.dir, "blobs", epid, f.Blob)
+}
+
+// BlobKey is a file's key in a blob store: blobs/<epid>/<blob>, the path
+// of its bytes under the embedded store's directory too (what a
+// blob.Local of that directory reads), and end_session's gpath.
+func BlobKey(epid string, f File) string { return "blobs/" + epid + "/" + f.Blob }
+
+// OpenFile opens a file's bytes for reading, on any node.
+func (s *Store) OpenFile(ctx context.Context, epid string, f File) (io.ReadCloser, error) {
+	if s.pg != nil {
+		r, _, err := s.blobs.Open(ctx, BlobKey(epid, f))
+		return r, err
+	}
+	return os.Open(s.BlobPath(epid, f))
+}
+
+// LocalPath returns a path on this node's disk holding a file's bytes,
+// for what reads files (page counting in a child process, ZIP archives):
+// the blob itself on the local disk, a verified copy in this node's cache
+// for object storage (blob.Store.LocalPath). The file must not be written.
+func (s *Store) LocalPath(ctx context.Context, epid string, f File) (string, error) {
+	if s.pg != nil {
+		return s.blobs.LocalPath(ctx, BlobKey(epid, f))
+	}
+	return s.BlobPath(epid, f), nil
+}
+
+// readFile reads a file's bytes whole (a metadata file).
+func (s *Store) readFile(ctx context.Context, epid string, f File) ([]byte, error) {
+	r, err := s.OpenFile(ctx, epid, f)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// removeBlob deletes a file's bytes whose record is gone or was never
+// committed; one left behind by a crash is an orphan (see the package
+// doc for who removes it).
+func (s *Store) removeBlob(epid string, f File) {
+	if s.pg != nil {
+		s.blobs.Delete(context.Background(), BlobKey(epid, f))
+		return
+	}
+	os.Remove(s.BlobPath(epid, f))
 }
 
 // HeadSize is how many leading bytes PutFile hands to its check before it
@@ -431,6 +557,9 @@ func (s *Store) PutFile(ss Session, by, name string, declared int64, body io.Rea
 // putFileLocked is PutFile for a caller holding the session's lock; edit,
 // when set, amends the record before it is committed.
 func (s *Store) putFileLocked(ss Session, by, name string, declared int64, body io.Reader, check func(head []byte) (kind string, err error), edit func(*File)) (File, error) {
+	if s.pg != nil {
+		return s.putShared(ss, by, name, declared, body, check, edit)
+	}
 	cur, err := s.Session(ss.EPID)
 	if err != nil {
 		return File{}, err
@@ -438,22 +567,11 @@ func (s *Store) putFileLocked(ss Session, by, name string, declared int64, body 
 	if cur.State != StateOpen {
 		return File{}, ErrSessionClosed
 	}
-	if declared > s.opt.MaxFileBytes {
-		return File{}, ErrTooLarge
-	}
-	if free, ok := diskFree(s.dir); ok && free < uint64(max(declared, 0))+uint64(s.opt.MinFreeBytes) {
-		return File{}, ErrNoSpace
-	}
-	head := make([]byte, HeadSize)
-	n, err := io.ReadFull(body, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return File{}, &readError{err}
-	}
-	head = head[:n]
-	kind, err := check(head)
+	head, kind, err := s.admit(declared, body, check, s.dir)
 	if err != nil {
 		return File{}, err
 	}
+	n := len(head)
 	dir, err := s.sessionDir(ss.EPID)
 	if err != nil {
 		return File{}, err
@@ -517,6 +635,33 @@ func (s *Store) putFileLocked(ss Session, by, name string, declared int64, body 
 		os.Remove(filepath.Join(dir, prev.Blob))
 	}
 	return f, nil
+}
+
+// admit decides, before anything is stored, whether an upload of declared
+// bytes (-1: unknown) may be taken: within the size limit, leaving
+// Options.MinFreeBytes free on the disk of dir ("" for none), and its
+// first HeadSize bytes, read from body, passing check. It returns them
+// and the kind check gave.
+func (s *Store) admit(declared int64, body io.Reader, check func(head []byte) (kind string, err error), dir string) ([]byte, string, error) {
+	if declared > s.opt.MaxFileBytes {
+		return nil, "", ErrTooLarge
+	}
+	if dir != "" {
+		if free, ok := diskFree(dir); ok && free < uint64(max(declared, 0))+uint64(s.opt.MinFreeBytes) {
+			return nil, "", ErrNoSpace
+		}
+	}
+	head := make([]byte, HeadSize)
+	n, err := io.ReadFull(body, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, "", &readError{err}
+	}
+	head = head[:n]
+	kind, err := check(head)
+	if err != nil {
+		return nil, "", err
+	}
+	return head, kind, nil
 }
 
 // sessionDir returns the blob directory of a session, making it when it

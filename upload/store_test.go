@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -59,11 +58,11 @@ func closeStore(s *Store) {
 	}
 }
 
-// newStore is a fresh store with a settable clock.
-func newStore(t *testing.T) (*Store, *clock) {
+// newStore is a fresh store of the backend with a settable clock.
+func newStore(t *testing.T, b backend) (*Store, *clock) {
 	t.Helper()
 	c := newClock()
-	return openStore(t, t.TempDir(), Options{Now: c.Now}), c
+	return b.open(t, Options{Now: c.Now}), c
 }
 
 // pdfPages writes a valid PDF with n pages and a correct cross-reference
@@ -112,24 +111,6 @@ func put(t *testing.T, s *Store, ss Session, name string, body []byte) File {
 	return f
 }
 
-// blobs lists the names in a session's blob directory.
-func blobs(t *testing.T, s *Store, epid string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(s.dir, "blobs", epid))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
-}
-
 // checkBlobs fails unless every file record of the session has its blob
 // with the content its SHA-1 says, and no other blob is left.
 func checkBlobs(t *testing.T, s *Store, epid string) {
@@ -141,7 +122,7 @@ func checkBlobs(t *testing.T, s *Store, epid string) {
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.Blob] = true
-		b, err := os.ReadFile(s.BlobPath(epid, f))
+		b, err := readBlob(t, s, epid, f)
 		if err != nil {
 			t.Errorf("%s: %v", f.Name, err)
 			continue
@@ -215,8 +196,10 @@ func TestEPID(t *testing.T) {
 
 // TestSessions: a session is created open for its account and user, read
 // back as written, and reads as expired once its time is up.
-func TestSessions(t *testing.T) {
-	s, c := newStore(t)
+func TestSessions(t *testing.T) { forBackends(t, testSessions) }
+
+func testSessions(t *testing.T, b backend) {
+	s, c := newStore(t, b)
 	ss, err := s.CreateSession("ABC12345", "clerk")
 	if err != nil {
 		t.Fatal(err)
@@ -249,8 +232,10 @@ func TestSessions(t *testing.T) {
 // TestPutFileReplaces: uploading a name again replaces the file: the old
 // blob is removed, the record has the new content's size and SHA-1, and
 // keeps the time of the first upload.
-func TestPutFileReplaces(t *testing.T) {
-	s, c := newStore(t)
+func TestPutFileReplaces(t *testing.T) { forBackends(t, testPutFileReplaces) }
+
+func testPutFileReplaces(t *testing.T, b backend) {
+	s, c := newStore(t, b)
 	ss, _ := s.CreateSession("ABC12345", "clerk")
 	one, two := pdfPages(1), pdfPages(3)
 	f1 := put(t, s, ss, "a.pdf", one)
@@ -265,8 +250,8 @@ func TestPutFileReplaces(t *testing.T) {
 	if f2.Blob == f1.Blob {
 		t.Fatalf("replaced in place: blob %s", f2.Blob)
 	}
-	if _, err := os.Stat(s.BlobPath(ss.EPID, f1)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("old blob still there: %v", err)
+	if blobExists(t, s, ss.EPID, f1) {
+		t.Errorf("old blob %s still there", f1.Blob)
 	}
 	if got := blobs(t, s, ss.EPID); len(got) != 1 || got[0] != f2.Blob {
 		t.Errorf("blobs %v, want only %s", got, f2.Blob)
@@ -286,9 +271,11 @@ func TestPutFileReplaces(t *testing.T) {
 
 // TestPutFileRefused: uploads refused by their check, their size or their
 // session leave no record, no blob and no temporary file behind.
-func TestPutFileRefused(t *testing.T) {
+func TestPutFileRefused(t *testing.T) { forBackends(t, testPutFileRefused) }
+
+func testPutFileRefused(t *testing.T, b backend) {
 	c := newClock()
-	s := openStore(t, t.TempDir(), Options{Now: c.Now, MaxFileBytes: 100 << 10})
+	s := b.open(t, Options{Now: c.Now, MaxFileBytes: 100 << 10})
 	ss, _ := s.CreateSession("ABC12345", "clerk")
 	keep := put(t, s, ss, "keep.pdf", pdfPages(1))
 	big := append(pdfPages(1), bytes.Repeat([]byte("%"), 100<<10)...)
@@ -335,8 +322,10 @@ func TestPutFileRefused(t *testing.T) {
 // TestExpireSessions: sessions whose time ran out while open lose their
 // files and file records and read as expired; ended sessions and open
 // sessions with time left keep theirs.
-func TestExpireSessions(t *testing.T) {
-	s, c := newStore(t)
+func TestExpireSessions(t *testing.T) { forBackends(t, testExpireSessions) }
+
+func testExpireSessions(t *testing.T, b backend) {
+	s, c := newStore(t, b)
 	old, _ := s.CreateSession("ABC12345", "clerk")
 	done, _ := s.CreateSession("ABC12345", "clerk")
 	put(t, s, old, "a.pdf", pdfPages(1))
@@ -377,8 +366,7 @@ func TestExpireSessions(t *testing.T) {
 		t.Errorf("again: expired %d, %v; want 0", n, err)
 	}
 	// the expired state is on disk, not only computed from the clock
-	var raw Session
-	if err := s.get(sessionPrefix+old.EPID, &raw); err != nil || raw.State != StateExpired {
+	if raw, err := s.rawSession(old.EPID); err != nil || raw.State != StateExpired {
 		t.Errorf("stored state %q, %v", raw.State, err)
 	}
 }
@@ -387,7 +375,11 @@ func TestExpireSessions(t *testing.T) {
 // expired but end_session ended before the janitor took its lock stays
 // ended with its files.
 func TestExpireSkipsSessionEndedMeanwhile(t *testing.T) {
-	s, c := newStore(t)
+	forBackends(t, testExpireSkipsSessionEndedMeanwhile)
+}
+
+func testExpireSkipsSessionEndedMeanwhile(t *testing.T, b backend) {
+	s, c := newStore(t, b)
 	ss, _ := s.CreateSession("ABC12345", "clerk")
 	put(t, s, ss, "a.pdf", pdfPages(1))
 	c.Add(25 * time.Hour)
@@ -410,8 +402,10 @@ func TestExpireSkipsSessionEndedMeanwhile(t *testing.T) {
 
 // TestAccountIndex: every session write keeps one account index entry,
 // and a scan of an account's entries lists its sessions newest first.
-func TestAccountIndex(t *testing.T) {
-	s, c := newStore(t)
+func TestAccountIndex(t *testing.T) { forBackends(t, testAccountIndex) }
+
+func testAccountIndex(t *testing.T, b backend) {
+	s, c := newStore(t, b)
 	var want []string
 	for i := 0; i < 3; i++ {
 		ss, err := s.CreateSession("ABC12345", "clerk")
@@ -427,33 +421,32 @@ func TestAccountIndex(t *testing.T) {
 	if _, err := s.ExpireSessions(); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	err := s.scan(acctPrefix+"ABC12345/", func(k, v []byte) error {
-		got = append(got, strings.TrimPrefix(string(k), acctPrefix+"ABC12345/"))
-		return nil
-	})
+	got, err := s.accountSessions("ABC12345", nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(want) {
-		t.Fatalf("index %v, want %d entries", got, len(want))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("index %v, want %v", got, want)
 	}
-	for i := range want {
-		if !strings.HasSuffix(got[i], "/"+want[i]) {
-			t.Errorf("entry %d: %s, want the session %s", i, got[i], want[i])
-		}
+	// and from a session on, the older ones
+	mid, _ := s.Session(want[0])
+	if got, err := s.accountSessions("ABC12345", &mid, 100); err != nil || !reflect.DeepEqual(got, want[1:]) {
+		t.Errorf("before %s: %v, %v; want %v", mid.EPID, got, err, want[1:])
 	}
-	n := 0
-	s.scan(acctPrefix+"XYZ99999/", func(k, v []byte) error { n++; return nil })
-	if n != 1 {
-		t.Errorf("other account: %d entries, want 1 (%s)", n, other.EPID)
+	if got, err := s.accountSessions("ABC12345", nil, 2); err != nil || !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("limit 2: %v, %v; want %v", got, err, want[:2])
+	}
+	if got, _ := s.accountSessions("XYZ99999", nil, 100); len(got) != 1 || got[0] != other.EPID {
+		t.Errorf("other account: %v, want [%s]", got, other.EPID)
 	}
 }
 
 // TestConcurrentUploads: uploads to one session and to several sessions
 // at once all end up stored intact (run with -race).
-func TestConcurrentUploads(t *testing.T) {
-	s, _ := newStore(t)
+func TestConcurrentUploads(t *testing.T) { forBackends(t, testConcurrentUploads) }
+
+func testConcurrentUploads(t *testing.T, b backend) {
+	s, _ := newStore(t, b)
 	var sessions []Session
 	for i := 0; i < 4; i++ {
 		ss, _ := s.CreateSession("ABC12345", "clerk")
@@ -502,7 +495,7 @@ func TestConcurrentUploads(t *testing.T) {
 // store's syncDir hook; that the kernel then keeps the name across a power
 // cut is fsync's promise, which no test here can cut the power to check.
 func TestSessionDirSynced(t *testing.T) {
-	s, _ := newStore(t)
+	s, _ := newStore(t, backends[0])
 	ss, _ := s.CreateSession("ABC12345", "clerk")
 	root := filepath.Join(s.dir, "blobs")
 	var synced []string

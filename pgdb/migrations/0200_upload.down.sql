@@ -1,0 +1,2 @@
+DROP TABLE upload_files;
+DROP TABLE upload_sessions;
