@@ -33,12 +33,10 @@ func (r *recordingConfirmer) Confirm(ctx context.Context, m *Mailing, kind, to, 
 	return "sent as " + id, nil
 }
 
-func TestConfirmations(t *testing.T) {
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestConfirmations(t *testing.T) { eachStore(t, testConfirmations) }
+
+func testConfirmations(t *testing.T, open storeOpener) {
+	s, _ := open(t)
 	c := &clock{now: t0}
 	rc := &recordingConfirmer{}
 	mr := New(s, &folderProducer{dir: t.TempDir()}, Config{

@@ -29,12 +29,10 @@ func (x *tableExtractor) Extract(ctx context.Context, m *Mailing) ([]Letter, err
 	return out, nil
 }
 
-func TestExtractStage(t *testing.T) {
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestExtractStage(t *testing.T) { eachStore(t, testExtractStage) }
+
+func testExtractStage(t *testing.T, open storeOpener) {
+	s, _ := open(t)
 	c := &clock{now: t0}
 	held := Letter{Channels: []string{"postal"}, Documents: []DocPart{{File: "run.pdf", PageStart: 4, PageEnd: 4}}}
 	held.HoldFor(time.Time{}, HoldAddress, "the envelope window of page 5 of run.pdf shows only an image")
@@ -121,8 +119,10 @@ func TestExtractStage(t *testing.T) {
 
 // TestExtractWithoutExtractor: an auto mailing on a mailroom with no auto
 // processor keeps its job queued (nothing is lost, nothing pretends).
-func TestExtractWithoutExtractor(t *testing.T) {
-	mr, _, _, _ := newMailroom(t)
+func TestExtractWithoutExtractor(t *testing.T) { eachStore(t, testExtractWithoutExtractor) }
+
+func testExtractWithoutExtractor(t *testing.T, open storeOpener) {
+	mr, _, _, _ := newMailroom(t, open)
 	if err := mr.Submit(Mailing{EPID: "E2", Account: "ABC12345", Auto: true}, nil); err != nil {
 		t.Fatal(err)
 	}

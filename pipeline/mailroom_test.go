@@ -73,13 +73,9 @@ type clock struct {
 func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-func newMailroom(t *testing.T) (*Mailroom, *folderProducer, *clock, *[]string) {
+func newMailroom(t *testing.T, open storeOpener) (*Mailroom, *folderProducer, *clock, *[]string) {
 	t.Helper()
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, _ := open(t)
 	p := &folderProducer{dir: t.TempDir()}
 	c := &clock{now: t0}
 	var purged []string
@@ -128,8 +124,10 @@ func statuses(t *testing.T, mr *Mailroom, epid string) string {
 // nothing is produced inside the cancellation window, letters are batched
 // by postcode, the print room's marks move them to Printed and Lodged,
 // and the documents are purged after the retention period.
-func TestMailroomLifecycle(t *testing.T) {
-	mr, p, c, purged := newMailroom(t)
+func TestMailroomLifecycle(t *testing.T) { eachStore(t, testMailroomLifecycle) }
+
+func testMailroomLifecycle(t *testing.T, open storeOpener) {
+	mr, p, c, purged := newMailroom(t, open)
 	m := Mailing{EPID: "E1", Account: "ABC12345"}
 	err := mr.Submit(m, []Letter{
 		postal(0, "a", "Jo", "1 Main St", "SYDNEY NSW 2000"),
@@ -212,8 +210,10 @@ func TestMailroomLifecycle(t *testing.T) {
 // TestMailroomHolds: the customer's hold is released by release_letters,
 // an invalid address by a correction that passes the check, a window
 // mismatch is held by the check stage; none is produced while held.
-func TestMailroomHolds(t *testing.T) {
-	mr, p, c, _ := newMailroom(t)
+func TestMailroomHolds(t *testing.T) { eachStore(t, testMailroomHolds) }
+
+func testMailroomHolds(t *testing.T, open storeOpener) {
+	mr, p, c, _ := newMailroom(t, open)
 	bad := postal(1, "bad", "Al", "2 Main St", "NOWHERE NSW 2999")
 	bad.Address = &Verdict{Status: "invalid", Nation: "AUS", Message: "no such locality"}
 	err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345", CustHold: true}, []Letter{
@@ -279,8 +279,10 @@ func TestMailroomHolds(t *testing.T) {
 
 // TestMailroomComposeRetry: a failed composition is retried and every
 // letter ends in exactly one batch, written once.
-func TestMailroomComposeRetry(t *testing.T) {
-	mr, p, c, _ := newMailroom(t)
+func TestMailroomComposeRetry(t *testing.T) { eachStore(t, testMailroomComposeRetry) }
+
+func testMailroomComposeRetry(t *testing.T, open storeOpener) {
+	mr, p, c, _ := newMailroom(t, open)
 	p.failNext = 2
 	var ls []Letter
 	for i := 0; i < 50; i++ {
@@ -320,8 +322,10 @@ func TestMailroomComposeRetry(t *testing.T) {
 // TestMailroomLetterError: a letter whose document cannot be read at
 // composition is held with the reason and the batch is made without it;
 // a batch left without letters is void.
-func TestMailroomLetterError(t *testing.T) {
-	mr, p, c, _ := newMailroom(t)
+func TestMailroomLetterError(t *testing.T) { eachStore(t, testMailroomLetterError) }
+
+func testMailroomLetterError(t *testing.T, open storeOpener) {
+	mr, p, c, _ := newMailroom(t, open)
 	err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345"}, []Letter{
 		postal(0, "a", "Jo", "1 Main St", "SYDNEY NSW 2000"),
 		postal(1, "b", "BROKEN DOC", "2 Main St", "SYDNEY NSW 2001"),
@@ -361,8 +365,10 @@ func TestMailroomLetterError(t *testing.T) {
 // TestReleaseWholeMailing: releasing a whole mailing ends its customer
 // hold even when none of its letters was held by it (all held for their
 // address): a later correction sends the letter on, not back on hold.
-func TestReleaseWholeMailing(t *testing.T) {
-	mr, _, c, _ := newMailroom(t)
+func TestReleaseWholeMailing(t *testing.T) { eachStore(t, testReleaseWholeMailing) }
+
+func testReleaseWholeMailing(t *testing.T, open storeOpener) {
+	mr, _, c, _ := newMailroom(t, open)
 	bad := postal(0, "bad", "Al", "2 Main St", "NOWHERE NSW 2999")
 	bad.Address = &Verdict{Status: "invalid", Nation: "AUS", Message: "no such locality"}
 	if err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345", CustHold: true}, []Letter{bad}); err != nil {

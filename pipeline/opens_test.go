@@ -13,8 +13,10 @@ import (
 // recorded late moves it back) with an event on the timeline; the last
 // moves forward only; the two kinds are apart; a letter that does not
 // exist is ErrNotFound and an unknown kind an error.
-func TestOpened(t *testing.T) {
-	mr, _, _, _ := newMailroom(t)
+func TestOpened(t *testing.T) { eachStore(t, testOpened) }
+
+func testOpened(t *testing.T, open storeOpener) {
+	mr, _, _, _ := newMailroom(t, open)
 	if err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345"}, []Letter{
 		{Idx: 0, Channels: []string{"email"}, Email: "jo@example.com"},
 		{Idx: 1, Channels: []string{"sms"}, SMS: "0412345678"},

@@ -527,16 +527,7 @@ func (s *PebbleStore) SearchMailings(q MailingQuery) (MailingPage, error) {
 	if err != nil {
 		return MailingPage{}, err
 	}
-	switch {
-	case more:
-		page.Next = page.Mailings[len(page.Mailings)-1].Cursor()
-	case page.Bounded && q.Limit > 0 && len(page.Mailings) == q.Limit:
-		// full, and the look for one more was cut short: the next page
-		// tells
-		page.Next, page.Bounded = page.Mailings[len(page.Mailings)-1].Cursor(), false
-	case page.Bounded:
-		page.Next = cursorOf(lastKey)
-	}
+	page.finish(q.Limit, more, func() MailingCursor { return cursorOf(lastKey) })
 	return page, nil
 }
 

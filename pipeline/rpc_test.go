@@ -29,8 +29,10 @@ func call(t *testing.T, mr *Mailroom, method, params string, account string) (ma
 	return v, 0, ""
 }
 
-func TestRPCMethods(t *testing.T) {
-	mr, _, c, _ := newMailroom(t)
+func TestRPCMethods(t *testing.T) { eachStore(t, testRPCMethods) }
+
+func testRPCMethods(t *testing.T, open storeOpener) {
+	mr, _, c, _ := newMailroom(t, open)
 	var ls []Letter
 	for i := 0; i < 250; i++ {
 		ls = append(ls, postal(i, fmt.Sprintf("ref%d", i), "X", "1 Main St", "SYDNEY NSW 2000"))

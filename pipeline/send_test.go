@@ -33,12 +33,10 @@ func (s *tableSender) Send(ctx context.Context, m *Mailing, l *Letter, id string
 	return "queued as " + id, []string{"gw-" + id}, nil
 }
 
-func TestSendStage(t *testing.T) {
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestSendStage(t *testing.T) { eachStore(t, testSendStage) }
+
+func testSendStage(t *testing.T, open storeOpener) {
+	s, _ := open(t)
 	c := &clock{now: t0}
 	snd := &tableSender{}
 	mr := New(s, &folderProducer{dir: t.TempDir()}, Config{
@@ -52,7 +50,7 @@ func TestSendStage(t *testing.T) {
 		return Letter{Idx: idx, Reference: ref, Channels: []string{"email", "postal"}, Email: "a@example.com", Postal: postal,
 			CustomData: map[string]string{"password": "s3cret"}, Address: &Verdict{Status: "matched", Nation: "AUS"}}
 	}
-	err = mr.Submit(Mailing{EPID: "E1", Account: "ABC12345"}, []Letter{
+	err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345"}, []Letter{
 		email(0, "ok"),
 		email(1, "temp"),
 		email(2, "perm-post", "Jo", "1 Main St", "SYDNEY NSW 2000"),
@@ -121,12 +119,10 @@ func TestSendStage(t *testing.T) {
 
 // TestSendResumes: a send started when the process died is sent again
 // with the same id (at least once), and a send already done is not.
-func TestSendResumes(t *testing.T) {
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestSendResumes(t *testing.T) { eachStore(t, testSendResumes) }
+
+func testSendResumes(t *testing.T, open storeOpener) {
+	s, _ := open(t)
 	c := &clock{now: t0}
 	snd := &tableSender{}
 	cfg := Config{Now: c.Now, CancelWindow: -1, Senders: map[string]Sender{"email": snd},
@@ -142,7 +138,7 @@ func TestSendResumes(t *testing.T) {
 	// a crash between "started" and "done": letter 7's send is recorded
 	// as started, not done
 	run(t, mr)
-	err = s.Update([]string{"E2"}, func(tx Tx) error {
+	err := s.Update([]string{"E2"}, func(tx Tx) error {
 		l, err := tx.Letter("E2", 7)
 		if err != nil {
 			return err

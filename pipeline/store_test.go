@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lodge-mail/lodge/internal/testpg"
+	"github.com/lodge-mail/lodge/pgdb"
 )
 
 var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
@@ -27,31 +30,82 @@ func letters(epid, account string, n int, refs ...string) []Letter {
 	return out
 }
 
-// TestStore is the conformance test of a Store: any implementation (the
-// PostgreSQL one too) passes it.
-func TestStore(t *testing.T) {
-	testStore(t, func(t *testing.T) (Store, func() Store) {
-		dir := t.TempDir()
+func TestMain(m *testing.M) { testpg.Main(m) }
+
+// storeOpener opens a new, empty store for a test; reopen closes it and
+// opens it again on the same data, as a restart of the node would.
+type storeOpener func(t *testing.T) (s Store, reopen func() Store)
+
+// storeKinds are the implementations of Store: every test that takes a
+// storeOpener runs over each (eachStore).
+var storeKinds = []struct {
+	name string
+	open storeOpener
+}{
+	{"pebble", openPebbleStore},
+	{"postgres", openPostgresStore},
+}
+
+func eachStore(t *testing.T, f func(t *testing.T, open storeOpener)) {
+	for _, k := range storeKinds {
+		t.Run(k.name, func(t *testing.T) { f(t, k.open) })
+	}
+}
+
+func openPebbleStore(t *testing.T) (Store, func() Store) {
+	dir := t.TempDir()
+	s, err := OpenPebble(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := Store(s)
+	t.Cleanup(func() { cur.Close() })
+	reopen := func() Store {
+		cur.Close()
 		s, err := OpenPebble(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur := Store(s)
-		t.Cleanup(func() { cur.Close() })
-		reopen := func() Store {
-			cur.Close()
-			s, err := OpenPebble(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cur = s
-			return s
-		}
-		return s, reopen
-	})
+		cur = s
+		return s
+	}
+	return s, reopen
 }
 
-func testStore(t *testing.T, open func(t *testing.T) (s Store, reopen func() Store)) {
+// openPostgresStore opens a store on a new database of the test's
+// PostgreSQL server; reopen restarts the node: a new pool and store
+// under the same node name.
+func openPostgresStore(t *testing.T) (Store, func() Store) {
+	url := testpg.NewDatabase(t)
+	s := openPostgresNode(t, url, PostgresOptions{Node: "node-1"})
+	return s, func() Store {
+		s.Close()
+		return openPostgresNode(t, url, PostgresOptions{Node: "node-1"})
+	}
+}
+
+// openPostgresNode opens one node's store (its own pool) on the database
+// at url, closed at the end of the test.
+func openPostgresNode(t *testing.T, url string, opt PostgresOptions) *PostgresStore {
+	t.Helper()
+	db, err := pgdb.Open(context.Background(), pgdb.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenPostgres(db, opt)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); db.Close() })
+	return s
+}
+
+// TestStore is the conformance test of a Store: every implementation
+// passes it.
+func TestStore(t *testing.T) { eachStore(t, testStore) }
+
+func testStore(t *testing.T, open storeOpener) {
 	t.Run("submit once", func(t *testing.T) {
 		s, _ := open(t)
 		m := mailing("E1", "ABC12345", t0)
@@ -306,12 +360,10 @@ func testStore(t *testing.T, open func(t *testing.T) (s Store, reopen func() Sto
 
 // TestRunner: jobs run once each, failures come back after the backoff, a
 // handler that forgets to end its job does not lose it.
-func TestRunner(t *testing.T) {
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestRunner(t *testing.T) { eachStore(t, testRunner) }
+
+func testRunner(t *testing.T, open storeOpener) {
+	s, _ := open(t)
 	now := t0
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -376,12 +428,10 @@ func TestRunner(t *testing.T) {
 }
 
 // TestRunnerWorkers: many jobs on several workers each run exactly once.
-func TestRunnerWorkers(t *testing.T) {
-	s, err := OpenPebble(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestRunnerWorkers(t *testing.T) { eachStore(t, testRunnerWorkers) }
+
+func testRunnerWorkers(t *testing.T, open storeOpener) {
+	s, _ := open(t)
 	const n = 200
 	var jobs []Job
 	for i := 0; i < n; i++ {

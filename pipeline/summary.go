@@ -277,6 +277,22 @@ func (v *summaryView) summary(account, epid string, created time.Time) MailingSu
 	return s
 }
 
+// finish sets where the next page starts once a scan stopped: after a
+// full page when one more match was found (more), at the last mailing
+// examined (last) when MaxScan cut the scan short.
+func (p *MailingPage) finish(limit int, more bool, last func() MailingCursor) {
+	switch {
+	case more:
+		p.Next = p.Mailings[len(p.Mailings)-1].Cursor()
+	case p.Bounded && limit > 0 && len(p.Mailings) == limit:
+		// full, and the look for one more was cut short: the next page
+		// tells
+		p.Next, p.Bounded = p.Mailings[len(p.Mailings)-1].Cursor(), false
+	case p.Bounded:
+		p.Next = last()
+	}
+}
+
 func (q *MailingQuery) validate() error {
 	if q.Account == "" {
 		return fmt.Errorf("pipeline: a mailing search without an account")

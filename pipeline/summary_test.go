@@ -27,7 +27,7 @@ func summaryEPIDs(ms []MailingSummary) []string {
 // order, paging across mailings created in the same instant, summaries
 // that follow the letters' statuses, and one account never seeing
 // another's mailings.
-func testSearchMailings(t *testing.T, open func(t *testing.T) (Store, func() Store)) {
+func testSearchMailings(t *testing.T, open storeOpener) {
 	// A's mailings, newest first: N3; S1..S5 (one instant, EPID order); N2; N1
 	// B's: B1, B2 (titles and statuses that would match every filter)
 	setup := func(t *testing.T) (Store, func() Store) {
