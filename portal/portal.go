@@ -12,12 +12,15 @@
 //
 // # What it stores
 //
-// Only sessions, in memory: a random 32-byte id (the lodge_portal
-// cookie), the account and user signed in, a CSRF token, when it started
-// and was last used, and a one-time message. Sessions end after 30
-// minutes unused (Config.IdleTimeout) or 12 hours in all
-// (Config.MaxAge), on sign-out, and when lodge restarts: a restart signs
-// everyone out. Mailings and letters are read from, and actions go to,
+// Only sessions: a random 32-byte id (the lodge_portal cookie; kept as
+// its SHA-256), the account and user signed in, a CSRF token, when it
+// started and was last used, and a one-time message. Sessions end after
+// 30 minutes unused (Config.IdleTimeout) or 12 hours in all
+// (Config.MaxAge), and on sign-out. By default they are kept in memory,
+// and a restart signs everyone out; with Config.Sessions from
+// NewPostgresSessions they are in the database that several nodes share
+// (session.go, session_postgres.go), so any node serves any page of a
+// session. Mailings and letters are read from, and actions go to,
 // the mailroom (package pipeline); users and passwords are the auth
 // store's (lodge user add); documents uploaded on /portal/documents are
 // the account's documents library's (package library, Config.Library),
@@ -90,6 +93,10 @@ type Config struct {
 	IdleTimeout    time.Duration // default 30 minutes
 	MaxAge         time.Duration // default 12 hours
 	MaxSessions    int           // default 100,000; past it the session idle longest ends
+	// Sessions keeps the sessions; nil: in this process's memory (one
+	// node; a restart signs everyone out). NewPostgresSessions shares
+	// them among the nodes on one database.
+	Sessions SessionStore
 	// Prices gives the usage page the account's currency (the price
 	// table's, as lodge invoice takes it); nil: billing.DefaultTable's.
 	Prices *billing.Prices
@@ -141,7 +148,7 @@ func New(cfg Config) *Handler {
 		cfg.Log = slog.Default()
 	}
 	return &Handler{cfg: cfg, mr: cfg.Mailroom,
-		sessions: newSessions(cfg.IdleTimeout, cfg.MaxAge, cfg.MaxSessions, cfg.Now),
+		sessions: newSessions(cfg.Sessions, cfg.IdleTimeout, cfg.MaxAge, cfg.MaxSessions, cfg.Now, cfg.Log),
 		pages:    mustParsePages()}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
@@ -31,6 +32,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testref.Cleanup()
+	testpg.Stop()
 	os.Exit(code)
 }
 
@@ -146,7 +148,11 @@ func servePortal(t *testing.T, dir string, ix *index.Index, eng *engine.Engine, 
 	return "https://" + srv.Addr().String()
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, nil) }
+
+// newFixtureWith is newFixture with the portal's sessions kept in ss
+// (nil: in memory).
+func newFixtureWith(t *testing.T, ss portal.SessionStore) *fixture {
 	t.Helper()
 	ix, eng := testEngine(t)
 	dir := t.TempDir()
@@ -205,7 +211,7 @@ func newFixture(t *testing.T) *fixture {
 	if f.lib, err = library.Open(filepath.Join(dir, "library"), library.Options{InProcess: true, MaxBytes: libMaxBytes, Now: c.Now}); err != nil {
 		t.Fatal(err)
 	}
-	f.url = servePortal(t, dir, ix, eng, authn, portal.Config{Mailroom: mr, Now: c.Now,
+	f.url = servePortal(t, dir, ix, eng, authn, portal.Config{Mailroom: mr, Now: c.Now, Sessions: ss,
 		Library: f.lib, Uploads: uploads, MaxUploadFiles: autoMaxFiles, MaxUploadBytes: autoMaxBytes,
 		Preview: prod.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError})
 	return f
@@ -294,8 +300,10 @@ func (b *browser) expect(status int, contains ...string) {
 	}
 }
 
-func TestSignInAndOut(t *testing.T) {
-	f := newFixture(t)
+func TestSignInAndOut(t *testing.T) { eachSessionStore(t, testSignInAndOut) }
+
+func testSignInAndOut(t *testing.T, ss func(*testing.T) portal.SessionStore) {
+	f := newFixtureWith(t, ss(t))
 	b := f.browser()
 	// not signed in: every page leads to the sign-in form
 	b.get("/portal/mailings").expect(200, "Sign in", `name="password"`)
@@ -351,8 +359,10 @@ func TestSignInAndOut(t *testing.T) {
 	}
 }
 
-func TestSessionExpiry(t *testing.T) {
-	f := newFixture(t)
+func TestSessionExpiry(t *testing.T) { eachSessionStore(t, testSessionExpiry) }
+
+func testSessionExpiry(t *testing.T, ss func(*testing.T) portal.SessionStore) {
+	f := newFixtureWith(t, ss(t))
 	b := f.browser()
 	b.signIn("jo", joPass).expect(200, "HOLD1")
 	// used every 29 minutes, the session lives on until 12 hours
