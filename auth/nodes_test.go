@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lodge-mail/lodge/internal/testenv"
+	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/pgdb"
 )
 
@@ -278,4 +279,28 @@ func TestPostgresRoundTrips(t *testing.T) {
 	testenv.WaitFor(t, func() bool { return b.s.generation() != gen }, func() string { return "A's write to reach B" })
 	h2 := []byte("Bearer " + good2)
 	trips("key verification after another node's write", 2, func() { _, err := b.a.Authenticate(h2, client()); mustNil(t, err) })
+}
+
+// TestNodesPostgresRestart: after the database restarts (immediate
+// shutdown: every connection cut), the nodes carry on: B listens again,
+// and a key revoked on A (retried until the database answers) is refused
+// on B's open connection, with the poll too slow to matter.
+func TestNodesPostgresRestart(t *testing.T) {
+	fx := newFixtureOn(t, postgresKind, Config{})
+	b := newNode(t, fx, PostgresConfig{Poll: time.Hour}, Config{})
+	pg := b.pg()
+	testenv.WaitFor(t, func() bool { return pg.listens.Load() == 1 }, func() string { return "B to listen" })
+	h := []byte("Bearer " + fx.good)
+	client := func() string { return "192.0.2.1" }
+	var c ConnCache
+	_, err := b.a.AuthenticateConn(&c, h, client)
+	mustNil(t, err)
+	mustNil(t, testpg.Shared(t).Restart())
+	testenv.WaitFor(t, func() bool { return pg.listens.Load() == 2 }, func() string { return "B to listen again after the restart" })
+	var rerr error
+	testenv.WaitFor(t, func() bool { rerr = fx.s.RevokeKey(fx.goodID); return rerr == nil }, func() string { return fmt.Sprintf("the revocation on A: %v", rerr) })
+	testenv.WaitFor(t, func() bool {
+		_, err := b.a.AuthenticateConn(&c, h, client)
+		return errors.Is(err, ErrInvalid)
+	}, func() string { return "the key revoked on A after the restart to be refused on B" })
 }

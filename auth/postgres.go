@@ -170,7 +170,11 @@ func (p *pgStorage) listenOnce(ctx context.Context) (listening bool, err error) 
 		return false, err
 	}
 	conn := pc.Hijack() // its own: never back in the pool in LISTEN state
-	defer conn.Close(context.Background())
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second) // a dead peer does not hold Close up
+		conn.Close(cctx)
+		cancel()
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return false, err
 	}
