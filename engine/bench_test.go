@@ -140,6 +140,13 @@ func TestHotPathAllocations(t *testing.T) {
 	f(0, "Jo", "Damrak 1", "1012 LG Amsterdam", "Nederland")
 	f(0, "Jo", "Marienplatz 1", "80331 München", "Bavaria, Germany")
 	f(0, "Jo", "1 Bay St", "Nassau", "The Bahamas")
+	// issue 13's leftovers: the state ending the street's line above the
+	// postcode, the state and postcode above the street, a misspelt
+	// locality after a street without a type
+	f(0, "Jo", "10 Jones St Melbourne VIC", "3000")
+	f(0, "Jo", "NSW 2000", "12 George St", "Sydney")
+	f(0, "Jo", "ACT 2600", "Parliament Drive", "Canberra")
+	f(0, "Jo", "Acme", "1 Kingsway Glen Waverly VIC 3150")
 	if n := testing.AllocsPerRun(200, func() { e.CheckString("Jo, Flat 2, 10 Main St, Sydney, NSW, 2000, Australia", false) }); n > 0 {
 		t.Errorf("CheckString with a seventh line Australia: %.1f allocations", n)
 	}

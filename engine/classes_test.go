@@ -428,11 +428,14 @@ func TestClassMessagesThatMislead(t *testing.T) {
 	f(m, "", "Jo Citizen", "NSW 2000", "12 George St Sydney")
 	f(u, "", "Jo Citizen", "Acme Pty Ltd", "2000 NSW 12 George St Sydny")
 	f(inv, "postcode 2000 is in NSW, not VIC", "Jo Citizen", "Acme Pty Ltd", "2000 VIC 12 George St Sydney")
-	// ... on lines of their own above the street: said so
-	f(inv, "the state and postcode (2000 NSW) are on line 2", "Jo Citizen", "2000 NSW", "12 George St", "Sydney")
-	f(inv, "the state and postcode (NSW 2000) are on line 2", "Jo Citizen", "NSW 2000", "12 George St", "Sydney")
-	f(inv, "the state and postcode (VIC 3000) are on line 2", "Jo Citizen", "VIC 3000", "12 Jones St", "Melbourne")
-	f(inv, "the state and postcode (QLD 4000) are on line 3", "Jo Citizen", "Acme", "QLD 4000", "1 Queen St", "Brisbane City")
+	// ... on lines of their own above the street and locality: read so
+	// (TestClassStateAndPostcodeAboveStreet); the street below the
+	// locality is said to be there
+	f(m, "", "Jo Citizen", "2000 NSW", "12 George St", "Sydney")
+	f(m, "", "Jo Citizen", "NSW 2000", "12 George St", "Sydney")
+	f(inv, "the street or postal delivery line (12 GEORGE ST) is line 4, below the locality", "Jo Citizen", "NSW 2000", "Sydney", "12 George St")
+	f(inv, "the street or postal delivery line (12 JONES ST) is line 4, below the locality", "Jo Citizen", "VIC 3000", "Melbourne", "12 Jones St")
+	f(inv, "the street or postal delivery line (1 QUEEN ST) is line 5, below the locality", "Jo Citizen", "Acme", "QLD 4000", "Brisbane City", "1 Queen St")
 	// a New Zealand place and postcode under an Australian state
 	f(inv, "WELLINGTON 6011 is a New Zealand locality and postcode, not VIC", "Jo Citizen", "10 Main St", "Wellington 6011", "VIC")
 	f(inv, "WELLINGTON 6011 is a New Zealand locality and postcode, not VIC", "Jo Citizen", "10 Main St", "Wellington 6011 VIC")
@@ -796,7 +799,9 @@ func worldNamesForTest() [][2]string {
 // recipient lines ("SUITE 4 GROUND BELCONNEN TOWERS 1 BENJAMIN WAY
 // BELCONNEN ACT 2617", "431 ST KILDA RD MELBOURNE VIC 3004"), is matched
 // at premise level, and with its state and postcode on a line of their
-// own too.
+// own too; so it is with the postcode alone below the rest, and with the
+// state and postcode on a line above the street and the locality last
+// (issue 13's leftovers).
 func TestClassFixtureOnOneLine(t *testing.T) {
 	rows := readFixture(t)
 	e := streetEngine(t, rows)
@@ -807,9 +812,15 @@ func TestClassFixtureOnOneLine(t *testing.T) {
 		}
 		one := strings.ReplaceAll(a["ADDRESS"], ", ", " ")
 		tail := " " + a["STATE"] + " " + a["POSTCODE"]
+		street := strings.TrimSuffix(one, " "+a["LOCALITY_NAME"]+tail)
+		if street == one {
+			t.Fatalf("%q does not end with its locality, state and postcode", a["ADDRESS"])
+		}
 		for _, lines := range [][]string{
 			{"Jo Citizen", "Acme Pty Ltd", one},
 			{"Jo Citizen", strings.TrimSuffix(one, tail), strings.TrimPrefix(tail, " ")},
+			{"Jo Citizen", strings.TrimSuffix(one, " "+a["POSTCODE"]), a["POSTCODE"]},
+			{"Jo Citizen", a["STATE"] + " " + a["POSTCODE"], street, a["LOCALITY_NAME"]},
 		} {
 			n++
 			r := e.Check(lines, true)
@@ -818,7 +829,228 @@ func TestClassFixtureOnOneLine(t *testing.T) {
 			}
 		}
 	}
-	if n < 60 {
+	if n < 120 {
 		t.Errorf("only %d cases", n)
+	}
+}
+
+// TestClassStateEndsStreetLine (issue 13, leftover of class 2): the
+// street, the locality and the state on one line, the postcode alone on
+// the next ("10 JONES ST MELBOURNE VIC" / "3000"), in every state, is
+// judged as "10 JONES ST" / "MELBOURNE VIC 3000" is.
+func TestClassStateEndsStreetLine(t *testing.T) {
+	e := newEngine(t, false)
+	f := suggestCase(t, e)
+	vf, _ := verdictCase(t, e)
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne VIC", "3000")
+	f(m, "", "Jo Citizen", "100 George St Sydney NSW", "2000")
+	f(m, "", "Jo Citizen", "1 Queen St Brisbane City QLD", "4000")
+	f(m, "", "Jo Citizen", "1 King William St Adelaide SA", "5000")
+	f(m, "", "Jo Citizen", "25 St Georges Tce Perth WA", "6000")
+	f(m, "", "Jo Citizen", "99 Macquarie St Hobart TAS", "7000")
+	f(m, "", "Jo Citizen", "1 Mitchell St Darwin City NT", "0800")
+	f(m, "", "Jo Citizen", "10 Lonsdale St Braddon ACT", "2612")
+	f(m, "", "Jo Citizen", "10 Todd St Alice Springs NT", "0870")
+	f(m, "", "Jo Citizen", "14 Market St Fremantle WA", "6160")
+	f(m, "", "Jo Citizen", "10 Brisbane St Launceston TAS", "7250")
+	f(m, "", "Jo Citizen", "1 Church St Parramatta NSW", "2150")
+	f(m, "", "Jo Citizen", "12 Cavill Ave Surfers Paradise QLD", "4217")
+	f(m, "", "Jo Citizen", "100 Miller St North Sydney N.S.W.", "2060")
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne Victoria", "3000")
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne, VIC", "3000")
+	f(m, "", "Jo Citizen", "Unit 2 10 Jones St Melbourne VIC", "3000")
+	f(m, "", "Jo Citizen", "3/72 Charles St St Kilda VIC", "3182")
+	f(m, "", "Jo Citizen", "Jones St Melbourne VIC", "3000")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "10 Jones St Melbourne VIC", "3000")
+	f(m, "", "Jo Citizen", "10 Jones St Melbourne VIC", "3000", "Australia")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "PO Box 12 Melbourne VIC", "3000")
+	f(m, "", "Jo Citizen", "GPO Box 1234 Sydney NSW", "2001")
+	// the locality misspelt or at another postcode: unmatched, corrected
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "10 Jones St Melborne VIC", "3000")
+	f(u, "PARRAMATTA NSW 2150", "Jo Citizen", "1 Church St Paramatta NSW", "2150")
+	f(u, "LAUNCESTON TAS 7250", "Jo Citizen", "10 Brisbane St Launceston TAS", "7000")
+	f(u, "FITZROY VIC 3065", "Jo Citizen", "Unit 2 22 Smith St Fitzroy VIC", "3000")
+	// wrong as written: said so, as for the usual layout
+	vf(inv, "AUS", "postcode 3000 is in VIC, not NSW", "Jo Citizen", "10 Jones St Melbourne NSW", "3000")
+	vf(inv, "AUS", "postcode 2000 is in NSW, not QLD", "Jo Citizen", "100 George St Sydney QLD", "2000")
+	vf(inv, "AUS", "no locality (suburb or town) before the state and postcode: line 2 (10 JONES ST)", "Jo Citizen", "10 Jones St VIC", "3000")
+	vf(inv, "AUS", "no locality (suburb or town) before the state and postcode: line 2 (10 JONES ST)", "Jo Citizen", "10 Jones St", "VIC 3000")
+	// the locality on its line with the state, the postcode below: as before
+	f(m, "", "Jo Citizen", "10 Jones St", "Melbourne VIC", "3000")
+	f(m, "", "Jo Citizen", "100 George St", "Sydney NSW", "2000")
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "10 Jones St", "Melborne VIC", "3000")
+
+	// the detail reads the street as the street
+	d := e.Check([]string{"Jo", "Unit 2 10 Jones St Melbourne VIC", "3000"}, true).Detail
+	if d.FlatNumber != "2" || d.NumberFirst != "10" || d.StreetName != "JONES" || d.Locality != "MELBOURNE" || d.State != "VIC" || d.Postcode != "3000" {
+		t.Errorf("Unit 2 10 Jones St Melbourne VIC / 3000: detail %+v", d)
+	}
+}
+
+// TestClassStreetNamedAlone (issue 13, leftover of class 4): a street that
+// G-NAF records without a street type ("KINGSWAY", "THE KINGSWAY",
+// "AVENUE OF HONOUR"; STREET_TYPE_CODE empty or its placeholder NULL)
+// written without a number is the delivery line when the street level
+// knows it at that postcode, and with a number it is read as the street
+// on a line with a misspelt locality too; where nothing knows it, the
+// message says which line was read as a name.
+func TestClassStreetNamedAlone(t *testing.T) {
+	es := classStreetEngine(t, []classPoint{
+		{number: "1", street: "KINGSWAY", locality: "GLEN WAVERLEY", state: "VIC", postcode: "3150"},
+		{number: "3", street: "KINGSWAY", typ: "NULL", locality: "GLEN WAVERLEY", state: "VIC", postcode: "3150"},
+		{number: "10", street: "THE KINGSWAY", locality: "CRONULLA", state: "NSW", postcode: "2230"},
+		{number: "580", street: "THE KINGSWAY", locality: "MIRANDA", state: "NSW", postcode: "2228"},
+		{number: "10", street: "AVENUE OF HONOUR", locality: "BACCHUS MARSH", state: "VIC", postcode: "3340"},
+		{number: "5", street: "BROADWAY", locality: "NEDLANDS", state: "WA", postcode: "6009"},
+		{number: "100", street: "THE ESPLANADE", locality: "CAIRNS CITY", state: "QLD", postcode: "4870"},
+		{number: "1", street: "MONASH", typ: "DRIVE", locality: "MOUNT WAVERLEY", state: "VIC", postcode: "3149"},
+	})
+	f := func(status string, gran engine.Granularity, last string, lines ...string) {
+		t.Helper()
+		r := es.Check(lines, true)
+		if r.Status.String() != status || r.Detail.Granularity != gran {
+			t.Errorf("%q: %s %s %v %q, want %s %s", lines, r.Status, r.Detail.Granularity, r.Detail.Faults, r.Message, status, gran)
+			return
+		}
+		if q := es.Check(lines, false); q.Status != r.Status || q.Message != r.Message {
+			t.Errorf("%q: %s %q without detail, %s %q with", lines, q.Status, q.Message, r.Status, r.Message)
+		}
+		if last != "" && (len(r.Detail.Suggestion) == 0 || r.Detail.Suggestion[len(r.Detail.Suggestion)-1] != last) {
+			t.Errorf("%q: suggestion %q, want one ending %q", lines, r.Detail.Suggestion, last)
+		}
+		if status != "invalid" {
+			for _, rc := range r.Detail.Recipients {
+				if strings.Contains(rc, "KINGSWAY") || strings.Contains(rc, "HONOUR") {
+					t.Errorf("%q: the street line %q among the recipients", lines, rc)
+				}
+			}
+		}
+	}
+	m, u, inv := "matched", "unmatched", "invalid"
+	S, P, none := engine.GranularityStreet, engine.GranularityPremise, engine.Granularity("")
+
+	// the street named alone, the line nearest the locality
+	f(m, S, "", "Jo Citizen", "Kingsway", "Glen Waverley VIC 3150")
+	f(m, S, "", "Jo Citizen", "KINGSWAY", "GLEN WAVERLEY VIC 3150")
+	f(m, S, "", "Jo Citizen", "Acme Pty Ltd", "Kingsway", "Glen Waverley VIC 3150")
+	f(m, S, "", "Jo Citizen", "Level 2", "Kingsway", "Glen Waverley VIC 3150")
+	f(m, S, "", "Jo Citizen", "The Kingsway", "Cronulla NSW 2230")
+	f(m, S, "", "Jo Citizen", "The Kingsway", "Miranda NSW 2228")
+	f(m, S, "", "Jo Citizen", "Avenue of Honour", "Bacchus Marsh VIC 3340")
+	f(m, S, "", "Jo Citizen", "Kingsway", "Glen Waverley", "VIC 3150")
+	f(m, S, "", "Jo Citizen", "Acme Pty Ltd", "Kingsway Glen Waverley VIC 3150")
+	f(m, S, "", "Jo Citizen", "The Kingsway Cronulla", "NSW 2230")
+	// numbered, as before, and a point whose street G-NAF typed NULL
+	f(m, P, "", "Jo Citizen", "1 Kingsway", "Glen Waverley VIC 3150")
+	f(m, P, "", "Jo Citizen", "3 Kingsway", "Glen Waverley VIC 3150")
+	f(m, P, "", "Jo Citizen", "Acme Pty Ltd", "3 Kingsway Glen Waverley VIC 3150")
+	f(m, P, "", "Jo Citizen", "580 The Kingsway", "Miranda NSW 2228")
+	f(m, P, "", "Jo Citizen", "Acme Pty Ltd", "10 Avenue of Honour Bacchus Marsh VIC 3340")
+	f(m, P, "", "Jo Citizen", "5 Broadway", "Nedlands WA 6009")
+	f(m, P, "", "Jo Citizen", "100 The Esplanade", "Cairns City QLD 4870")
+	// the locality misspelt: the street is still the street
+	f(u, none, "GLEN WAVERLEY VIC 3150", "Jo Citizen", "Acme Pty Ltd", "1 Kingsway Glen Waverly VIC 3150")
+	f(u, none, "GLEN WAVERLEY VIC 3150", "Jo Citizen", "1 Kingsway Glen Waverly", "VIC 3150")
+	f(u, none, "CRONULLA NSW 2230", "Jo Citizen", "Acme Pty Ltd", "10 The Kingsway Cronula NSW 2230")
+	f(u, none, "BACCHUS MARSH VIC 3340", "Jo Citizen", "Acme Pty Ltd", "10 Avenue of Honour Bacchus Marh VIC 3340")
+	f(u, none, "GLEN WAVERLEY VIC 3150", "Jo Citizen", "Kingsway", "Glen Waverly VIC 3150")
+	f(u, none, "MIRANDA NSW 2228", "Jo Citizen", "The Kingsway", "Miranda NSW 2000")
+	// what is not there is unmatched, or no delivery line
+	f(u, S, "", "Jo Citizen", "7 Kingsway", "Glen Waverley VIC 3150")
+	f(inv, none, "", "Jo Citizen", "Kingsway", "Mount Waverley VIC 3149")
+	f(inv, none, "", "Jo Citizen", "Monash", "Mount Waverley VIC 3149")
+	if r := es.Check([]string{"Jo Citizen", "Kingsway", "Mount Waverley VIC 3149"}, false); !strings.Contains(r.Message, "line 2 (KINGSWAY) reads as a name") {
+		t.Errorf("Kingsway in Mount Waverley: %q", r.Message)
+	}
+
+	// How G-NAF may record a street without a type, and how the parser
+	// reads it, are one key.
+	k := func(name, typ, suffix, want string) {
+		t.Helper()
+		if got, ok := engine.StreetKey(name, typ, suffix); !ok || got != want {
+			t.Errorf("StreetKey(%q, %q, %q) = %q, want %q", name, typ, suffix, got, want)
+		}
+	}
+	k("KINGSWAY", "", "", "KINGSWAY||")
+	k("KINGSWAY", "NULL", "", "KINGSWAY||")
+	k("Kingsway", "null", "", "KINGSWAY||")
+	k("THE KINGSWAY", "NULL", "", "THE KINGSWAY||")
+	k("THE ESPLANADE", "", "", "THE|ESPLANADE|")
+	k("THE ESPLANADE", "NULL", "", "THE|ESPLANADE|")
+	k("THE", "ESPLANADE", "", "THE|ESPLANADE|")
+	k("THE ESPLANADE", "", "N", "THE|ESPLANADE|N")
+	k("AVENUE OF HONOUR", "NULL", "", "AVENUE OF HONOUR||")
+
+	// Without a street level nothing knows the street: the line read as
+	// a name is named, and a misspelt locality after a numbered street
+	// that has no type is still corrected.
+	e := newEngine(t, false)
+	vf, _ := verdictCase(t, e)
+	sf := suggestCase(t, e)
+	vf(inv, "AUS", "line 2 (KINGSWAY) reads as a name, not a street", "Jo Citizen", "Kingsway", "Glen Waverley VIC 3150")
+	vf(inv, "AUS", "line 2 (THE KINGSWAY) reads as a name, not a street", "Jo Citizen", "The Kingsway", "Cronulla NSW 2230")
+	vf(inv, "AUS", "line 2 (ACME PTY LTD) reads as a name, not a street", "Jo Citizen", "Acme Pty Ltd", "Raymond Terrace NSW 2324")
+	sf(m, "", "Jo Citizen", "1 Kingsway", "Glen Waverley VIC 3150")
+	sf(m, "", "Jo Citizen", "Acme Pty Ltd", "1 Kingsway Glen Waverley VIC 3150")
+	sf(u, "GLEN WAVERLEY VIC 3150", "Jo Citizen", "Acme Pty Ltd", "1 Kingsway Glen Waverly VIC 3150")
+	sf(u, "GLEN WAVERLEY VIC 3150", "Jo Citizen", "1 Kingsway Glen Waverly", "VIC 3150")
+	sf(u, "CRONULLA NSW 2230", "Jo Citizen", "Acme Pty Ltd", "10 The Kingsway Cronula NSW 2230")
+	sf(u, "BACCHUS MARSH VIC 3340", "Jo Citizen", "Acme Pty Ltd", "10 Avenue of Honour Bacchus Marh VIC 3340")
+	sf(u, "NEDLANDS WA 6009", "Jo Citizen", "Acme Pty Ltd", "5 Broadway Nedland WA 6009")
+	if d := e.Check([]string{"Jo", "Acme", "1 Kingsway Glen Waverly VIC 3150"}, true).Detail; d.StreetName != "KINGSWAY" || d.NumberFirst != "1" || d.Locality != "GLEN WAVERLY" {
+		t.Errorf("1 Kingsway Glen Waverly: street %q number %q locality %q", d.StreetName, d.NumberFirst, d.Locality)
+	}
+}
+
+// TestClassStateAndPostcodeAboveStreet (issue 13, leftover of class 6):
+// the state and postcode on a line of their own above the street, the
+// locality last ("NSW 2000" / "12 GEORGE ST" / "SYDNEY"), as some forms
+// print them. The contract reads the state and postcode wherever the
+// client put them and trusts no line break; nothing in this layout is
+// wrong as written, and the same words with the street and locality on
+// one line were already matched. So it is judged as "12 GEORGE ST" /
+// "SYDNEY NSW 2000" is: matched when everything agrees, unmatched with
+// the corrected address, invalid for what is wrong as written; the state
+// and postcode line is neither a recipient nor a line of the correction.
+func TestClassStateAndPostcodeAboveStreet(t *testing.T) {
+	e := newEngine(t, false)
+	f := suggestCase(t, e)
+	vf, _ := verdictCase(t, e)
+	m, u, inv := "matched", "unmatched", "invalid"
+
+	f(m, "", "Jo Citizen", "NSW 2000", "12 George St", "Sydney")
+	f(m, "", "Jo Citizen", "2000 NSW", "12 George St", "Sydney")
+	f(m, "", "Jo Citizen", "VIC 3000", "12 Jones St", "Melbourne")
+	f(m, "", "Jo Citizen", "Acme", "QLD 4000", "1 Queen St", "Brisbane City")
+	f(m, "", "Jo Citizen", "SA 5000", "1 King William St", "Adelaide")
+	f(m, "", "Jo Citizen", "WA 6000", "25 St Georges Tce", "Perth")
+	f(m, "", "Jo Citizen", "TAS 7000", "99 Macquarie St", "Hobart")
+	f(m, "", "Jo Citizen", "NT 0800", "1 Mitchell St", "Darwin City")
+	f(m, "", "Jo Citizen", "ACT 2612", "10 Lonsdale St", "Braddon")
+	f(m, "", "Jo Citizen", "New South Wales 2150", "1 Church St", "Parramatta")
+	f(m, "", "NSW 2000", "12 George St", "Sydney")
+	f(m, "", "Jo Citizen", "VIC 3182", "Unit 2", "3/72 Charles St", "St Kilda")
+	f(m, "", "Jo Citizen", "NSW 2000", "PO Box 123", "Sydney")
+	f(m, "", "Jo Citizen", "ACT 2600", "Parliament Drive", "Canberra")
+	// misspelt or at another postcode: unmatched with the address corrected
+	f(u, "SYDNEY NSW 2000", "Jo Citizen", "NSW 2000", "12 George St", "Sydny")
+	f(u, "PARRAMATTA NSW 2150", "Jo Citizen", "NSW 2000", "1 Church St", "Parramatta")
+	f(u, "MELBOURNE VIC 3000", "Jo Citizen", "3000 VIC", "12 Jones St", "Melborne")
+	// wrong as written: said so
+	vf(inv, "AUS", "postcode 2000 is in NSW, not VIC", "Jo Citizen", "VIC 2000", "12 George St", "Sydney")
+	vf(inv, "AUS", "no street or postal delivery line above the locality", "Jo Citizen", "NSW 2000", "Acme Pty Ltd", "Sydney")
+	vf(inv, "AUS", "the street or postal delivery line (12 GEORGE ST) is line 5, below the locality", "Jo Citizen", "Acme", "NSW 2000", "Sydney", "12 George St")
+
+	// the state and postcode line is no recipient and no line of the
+	// suggestion
+	d := e.Check([]string{"Jo Citizen", "NSW 2000", "12 George St", "Sydny"}, true).Detail
+	if !slices.Equal(d.Recipients, []string{"JO CITIZEN"}) || !slices.Equal(d.Suggestion, []string{"JO CITIZEN", "12 GEORGE ST", "SYDNEY NSW 2000"}) {
+		t.Errorf("NSW 2000 / 12 George St / Sydny: recipients %q suggestion %q", d.Recipients, d.Suggestion)
+	}
+	d = e.Check([]string{"Jo Citizen", "NSW 2000", "12 George St Sydney"}, true).Detail
+	if !slices.Equal(d.Recipients, []string{"JO CITIZEN"}) || d.State != "NSW" || d.Postcode != "2000" || d.NumberFirst != "12" {
+		t.Errorf("NSW 2000 / 12 George St Sydney: detail %+v", d)
 	}
 }

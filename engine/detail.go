@@ -76,7 +76,7 @@ func (e *Engine) detail(s *scratch, p *parse) *Detail {
 	for c := 0; c < above; c++ {
 		line := string(s.comp(c))
 		switch {
-		case unitLine&(1<<c) != 0:
+		case unitLine&(1<<c) != 0, s.tailOnly(c):
 		case isCareOf(line):
 			d.CareOf = careOfDisplay(line)
 		default:

@@ -331,6 +331,7 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		}
 	}
 	s.parseTail(p)
+	e.leadingTail(s, p) // "NSW 2000" / "1 GEORGE ST" / "SYDNEY"
 	e.territoryState(s, p)
 
 	if p.stateTok < 0 && p.pcTok >= 0 && p.pcOK {
@@ -609,7 +610,24 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 	}
 	if !e.findDelivery(s, p) && p.postcode != antarcticPostcode {
 		// an Antarctic base needs no street line: it has none
-		return "no street or postal delivery line above the locality", FaultNoDeliveryLine
+		if lo, hi := p.locTok[0], p.locTok[1]; s.toks[lo].comp == s.toks[hi].comp && isNumberish(s.word(lo)) && s.classifyLine(lo, hi+1) != deliveryNone {
+			// "10 JONES ST" / "VIC 3000": the street is there, the locality not
+			return fmt.Sprintf("no locality (suburb or town) before the state and postcode: line %d (%s) reads as a street", s.toks[lo].comp+1, s.phrase(lo, hi)), FaultNoLocality
+		}
+		if lo, hi := p.locTok[0], p.locTok[1]; s.toks[lo].comp != s.toks[hi].comp {
+			// "NSW 2000" / "SYDNEY" / "12 GEORGE ST": the street is last
+			c := int(s.toks[hi].comp)
+			if l := int(s.ctok[c][0]); l <= hi && s.classifyLine(l, int(s.ctok[c][1])) != deliveryNone {
+				return fmt.Sprintf("the street or postal delivery line (%s) is line %d, below the locality: an Australian address ends with its locality, state and postcode", s.comp(c), c+1), FaultNoDeliveryLine
+			}
+		}
+		msg := "no street or postal delivery line above the locality"
+		if c := p.tailStart - 1; c >= 0 && s.nameLine(int(s.ctok[c][0]), int(s.ctok[c][1])) {
+			// "KINGSWAY" where the street level does not know the street
+			// by that name alone, or no street level is loaded
+			msg += fmt.Sprintf(": line %d (%s) reads as a name, not a street; write the street with its number", c+1, s.comp(c))
+		}
+		return msg, FaultNoDeliveryLine
 	}
 	return "", ""
 }
@@ -646,13 +664,20 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 	}
 	if above < 0 {
 		// "ESPLANADE", "BROADWAY": a street type standing alone as the
-		// street's name, when no other line is the delivery line
+		// street's name; "KINGSWAY", "THE KINGSWAY": a street the street
+		// level knows by that name alone, without a type; when no other
+		// line is the delivery line
 		for c := p.tailStart - 1; c >= 0; c-- {
-			if lo := int(s.ctok[c][0]); int(s.ctok[c][1]) == lo+1 {
+			lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+			if hi == lo+1 {
 				if _, ok := voc.streetTypes.lookup(s.word(lo)); ok {
 					above, p.deliveryK = c, deliveryStreet
 					break
 				}
+			}
+			if e.knownStreet(s, p, lo, hi, s.localityKey(p)) {
+				above, p.deliveryK = c, deliveryStreet
+				break
 			}
 		}
 	}
@@ -660,7 +685,9 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 		lo := p.locTok[0]
 		p.streetLo, p.streetSplit = lo, split
 		p.delivery = int(s.toks[lo].comp)
-		p.deliveryK = s.classifyLine(lo, split)
+		if p.deliveryK = s.classifyLine(lo, split); p.deliveryK == deliveryNone {
+			p.deliveryK = deliveryStreet // a street known by its name alone
+		}
 		p.locTok[0], p.locWhole = split, -1
 		return true
 	}
@@ -673,11 +700,12 @@ func (e *Engine) findDelivery(s *scratch, p *parse) bool {
 // JONES ST MELBOURNE", "RIVERSIDE TOWER 10 JONES ST", "JONES ST
 // MELBOURNE"), returning the first locality token, or -1 when the
 // locality words are not read so. The street part must read as a street
-// line. The locality is, by preference, the longest run of final words
-// that is a locality with the address's state and postcode; else one of
-// that name anywhere (the postcode or state is wrong); else, on a line
-// that reads as a street with no delivery line above, the words after the
-// last street type (the locality is misspelt).
+// line or name a street the street level knows ("KINGSWAY GLEN WAVERLEY").
+// The locality is, by preference, the longest run of final words that is
+// a locality with the address's state and postcode; else the closest
+// misspelling of one; else one of that name anywhere (the postcode or
+// state is wrong); else, on a line that reads as a street with no
+// delivery line above, the words after the last street type.
 //
 // A whole locality line that is a known locality is split only when no
 // other line can be the delivery line: then the name is a box or large
@@ -705,31 +733,23 @@ func (e *Engine) streetLocalitySplit(s *scratch, p *parse, above int) int {
 	if known && above >= 0 {
 		return -1
 	}
-	// 1. a locality of this state and postcode; 2. of that name anywhere
-	for pass := 0; pass < 2 && !(known && pass > 0); pass++ {
-		for k := lo + 1; k <= hi; k++ {
-			s.key = s.key[:0]
-			for j := k; j <= hi; j++ {
-				if len(s.key) > 0 {
-					s.key = append(s.key, ' ')
-				}
-				s.key = canonicalLocalityBytes(s.key, s.word(j))
-			}
-			found := false
-			if pass == 0 {
-				found = e.ref.has(s.key, p.state, p.postcode)
-			} else {
-				found = len(e.ref.byKey[string(s.key)]) > 0
-			}
-			if found && s.classifyLine(lo, k) != deliveryNone {
-				return k
-			}
-		}
+	// 1. a locality of this state and postcode
+	if k := e.namedLocalitySplit(s, p, lo, hi, true); k >= 0 || known {
+		return k
 	}
-	if known || (!numbered && s.classifyLine(lo, hi+1) == deliveryNone) {
+	// 2. a misspelling of one ("1 KINGSWAY GLEN WAVERLY" 3150: GLEN is a
+	// street type too, and WAVERLY a locality of NSW)
+	if k := e.misspeltLocalitySplit(s, p, lo, hi); k >= 0 {
+		return k
+	}
+	// 3. a locality of that name anywhere (the postcode or state is wrong)
+	if k := e.namedLocalitySplit(s, p, lo, hi, false); k >= 0 {
+		return k
+	}
+	if !numbered && !e.streetLine(s, p, lo, hi+1) {
 		return -1
 	}
-	// 3. no known locality: split after the last street type
+	// 4. no locality known: split after the last street type
 	for k := hi - 1; k > lo; k-- {
 		if _, ok := voc.streetTypes.lookup(s.word(k)); ok {
 			if s.classifyLine(lo, k+1) != deliveryNone {
@@ -739,6 +759,72 @@ func (e *Engine) streetLocalitySplit(s *scratch, p *parse, above int) int {
 		}
 	}
 	return -1
+}
+
+// namedLocalitySplit finds, for street and locality words [lo,hi] on one
+// line, the first locality token of the longest run of last words that
+// is a locality (of the address's state and postcode when here is set,
+// else of any) after a street line; -1 when there is none.
+func (e *Engine) namedLocalitySplit(s *scratch, p *parse, lo, hi int, here bool) int {
+	for k := lo + 1; k <= hi; k++ {
+		s.key = s.key[:0]
+		for j := k; j <= hi; j++ {
+			if len(s.key) > 0 {
+				s.key = append(s.key, ' ')
+			}
+			s.key = canonicalLocalityBytes(s.key, s.word(j))
+		}
+		found := false
+		if here {
+			found = e.ref.has(s.key, p.state, p.postcode)
+		} else {
+			found = len(e.ref.byKey[string(s.key)]) > 0
+		}
+		if found && e.streetLine(s, p, lo, k) {
+			return k
+		}
+	}
+	return -1
+}
+
+// streetLine reports whether tokens [lo,hi) read as a street or postal
+// delivery line, or name a street the street level knows at the address's
+// postcode (see knownStreet).
+func (e *Engine) streetLine(s *scratch, p *parse, lo, hi int) bool {
+	return s.classifyLine(lo, hi) != deliveryNone || e.knownStreet(s, p, lo, hi, nil)
+}
+
+// misspeltLocalitySplit finds, for street and locality words [lo,hi] on
+// one line, the first locality token when the last words are a misspelling
+// of a locality of the address's state and postcode and the words before
+// them a street line: the closest such name, the longest of equally close
+// ones; -1 when there is none.
+func (e *Engine) misspeltLocalitySplit(s *scratch, p *parse, lo, hi int) int {
+	if !p.pcOK || p.stateTok < 0 {
+		return -1
+	}
+	ids := e.ref.byPostcode[p.postcode]
+	best, bestDist := -1, 1<<30
+	for k := lo + 1; k <= hi; k++ {
+		s.key = s.key[:0]
+		for j := k; j <= hi; j++ {
+			if len(s.key) > 0 {
+				s.key = append(s.key, ' ')
+			}
+			s.key = canonicalLocalityBytes(s.key, s.word(j))
+		}
+		lim := maxEdits(len(s.key))
+		for _, id := range ids {
+			l := &e.ref.localities[id]
+			if l.State != p.state {
+				continue
+			}
+			if d := editDistance(s.key, l.Key, lim); d <= lim && d < bestDist && e.streetLine(s, p, lo, k) {
+				best, bestDist = k, d
+			}
+		}
+	}
+	return best
 }
 
 // hasAnyState reports whether the reference holds the locality key with

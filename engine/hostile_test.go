@@ -19,7 +19,11 @@ func FuzzCheck(f *testing.F) {
 		"Jo\nAcme\nUnit 2 10 Jones St Melborne VIC 3000", "Jo\n10 Jones St Melbourne\nVIC 3000", "Jo\nCnr George and Market Streets\nSydney NSW 2000",
 		"Jo\nCNR & AND STS\nCNR OF AND &", "Jo\nPOBOX123\nSydney NSW 2000", "BOX1\nPMB7 POB8\nLMB9", "Jo\nEsplanade\nCairns City QLD 4870",
 		"Jo\n1 Main St\nBavaria Germany", "Jo\n1 Main St\nThe The", "...\n...\n...", "Jo\nAcme\n2000 NSW 12 George St Sydney",
-		"Jo\nCONDAMINE HOMESTEAD, LOT 68 ESSEX RD\nHAT HEAD NSW 2440", "Jo\nSHOP 1 GROUND 14 BARRETT ST\nBRADDON ACT 2612"} {
+		"Jo\nCONDAMINE HOMESTEAD, LOT 68 ESSEX RD\nHAT HEAD NSW 2440", "Jo\nSHOP 1 GROUND 14 BARRETT ST\nBRADDON ACT 2612",
+		// issue 13's leftovers
+		"Jo\n10 Jones St Melbourne VIC\n3000", "Jo\nVIC 3000\n10 Jones St\nMelbourne", "Jo\nACT 2600\nParliament Drive\nCanberra",
+		"Jo\nNSW 2000\nSydney\n12 George St", "Jo\nKingsway\nGlen Waverley VIC 3150", "Jo\nAcme\n1 Kingsway Glen Waverly VIC 3150",
+		"VIC 3000\nVIC 3000\nVIC 3000", "3000 VIC\n1 VIC\n3000", "Jo\n10 Jones St VIC\n3000"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

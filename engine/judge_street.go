@@ -236,7 +236,7 @@ func (e *Engine) premiseLines(s *scratch, p *parse, unitLines uint8, pm *premise
 		above = p.delivery
 	}
 	for c := 0; c < above; c++ {
-		if unitLines&(1<<c) == 0 {
+		if unitLines&(1<<c) == 0 && !s.tailOnly(c) {
 			out = append(out, string(s.comp(c)))
 		}
 	}
@@ -354,4 +354,37 @@ func (s *scratch) buildingBeforeNumber(p *parse, pm *premise, from int) (lo, hi 
 		return k, j, true
 	}
 	return 0, 0, false
+}
+
+// knownStreet reports whether tokens [lo,hi) name a street, exactly as
+// the street level keys it, of a locality with the address's state and
+// postcode, or of the locality named locKey in that state (nil: none):
+// a street that G-NAF records without a type ("KINGSWAY", "THE
+// KINGSWAY") written alone, without a number. Only the whole name counts:
+// "SMITH" is a recipient, though SMITH STREET is there. It writes only
+// s.skey.
+func (e *Engine) knownStreet(s *scratch, p *parse, lo, hi int, locKey []byte) bool {
+	st := e.ref.streets
+	if st == nil || hi <= lo || !p.pcOK || p.stateTok < 0 {
+		return false
+	}
+	pm := premise{streetType: -1, suffix: -1}
+	s.readStreet(&pm, lo, hi)
+	if pm.nameHi <= pm.nameLo {
+		return false
+	}
+	s.skey = s.streetKey(s.skey[:0], &pm)
+	for _, ids := range [2][]uint32{e.ref.byPostcode[p.postcode], e.ref.byKey[string(locKey)]} {
+		for _, id := range ids {
+			if e.ref.localities[id].State != p.state {
+				continue
+			}
+			for _, g := range e.ref.locGroups[id] {
+				if _, ok := st.findEntry(g, s.skey); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -261,6 +261,23 @@ func (s *scratch) tailLine(lo, hi, si, sj, pj int) (pure, ok bool) {
 	return pure, s.nameLine(rlo, rhi)
 }
 
+// stateEndsDeliveryLine reports whether line c, whose tokens si..sj are a
+// state, is a street or postal delivery line (perhaps with its locality)
+// ending with that state, above a last line holding the postcode alone:
+// "10 JONES ST MELBOURNE VIC" / "3000", "PO BOX 12 HOBART TAS" / "7001".
+// The line is then read as "10 JONES ST MELBOURNE" / "VIC 3000" is.
+// tailLine refuses it, for a number left beside a state in a street line
+// is usually no postcode; here the postcode is already found below.
+func (s *scratch) stateEndsDeliveryLine(p *parse, c, lo, hi, si, sj, pj int) bool {
+	if si <= lo || sj != hi-1 || pj >= 0 || p.pcTok < 0 || c+1 != p.n-1 {
+		return false
+	}
+	if int(s.toks[p.pcTok].comp) != c+1 || s.ctok[c+1][1]-s.ctok[c+1][0] != 1 {
+		return false // the postcode shares its line: not this layout
+	}
+	return s.classifyLine(lo, si) != deliveryNone
+}
+
 // parseTail finds the state, postcode and locality among the last
 // components (at most three), however the client split or ordered them:
 // "SYDNEY NSW 2000", "2000 NSW" / "SYDNEY", "2000" / "SYDNEY" / "NSW",
@@ -311,6 +328,9 @@ func (s *scratch) parseTail(p *parse) {
 		}
 		if c < n-1 {
 			pure, ok := s.tailLine(lo, hi, si, sj, pj)
+			if !ok && s.stateEndsDeliveryLine(p, c, lo, hi, si, sj, pj) {
+				ok = true // "10 JONES ST MELBOURNE VIC" / "3000"
+			}
 			if !ok || (gap >= 0 && !pure) {
 				break // "PO BOX 5" above "HOBART TAS": its number is no postcode
 			}
@@ -395,6 +415,80 @@ func (s *scratch) leadingStatePostcode(p *parse) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// leadingTail reads an address written with its state and postcode on a
+// line of their own above the street ("NSW 2000" / "1 GEORGE ST" /
+// "SYDNEY"), as some forms print it: the state and postcode are that
+// line's and the locality is the last line, a name. The address is then
+// judged as if written the usual way ("1 GEORGE ST" / "SYDNEY NSW 2000"),
+// as it is when the street and locality share a line below the state and
+// postcode. parseTail finds no state or postcode in that layout, or, when
+// the street has no number ("ACT 2600" / "PARLIAMENT DRIVE" /
+// "CANBERRA"), takes the street line for the locality's first line. It
+// reports false, changing nothing, for any other layout ("NSW 2000" /
+// "SYDNEY" / "1 GEORGE ST"): checkForm then says where the lines are.
+func (e *Engine) leadingTail(s *scratch, p *parse) bool {
+	last := p.n - 1
+	c := -1
+	switch {
+	case p.pcTok < 0 && p.stateTok < 0:
+		lc, ok := s.leadingStatePostcode(p)
+		if !ok {
+			return false
+		}
+		c = lc
+	case p.pcOK && p.stateTok >= 0 && p.tailStart == last-2 && int(s.toks[p.stateTok].comp) == p.tailStart &&
+		int(s.toks[p.pcTok].comp) == p.tailStart && s.tailOnly(p.tailStart):
+		if s.classifyLine(int(s.ctok[last-1][0]), int(s.ctok[last-1][1])) == deliveryNone ||
+			e.ref.has(s.localityKey(p), p.state, p.postcode) {
+			return false // "2000 NSW" / "NORTH" / "SYDNEY": the two lines are the locality
+		}
+		c = p.tailStart
+	default:
+		return false
+	}
+	if c >= last-1 {
+		return false
+	}
+	// the last line is a name: no street ("PARLIAMENT DRIVE") unless a
+	// locality's ("HOMEBUSH WEST", "CHRISTMAS ISLAND")
+	lo, hi := int(s.ctok[last][0]), int(s.ctok[last][1])
+	if hi <= lo || !s.nameLine(lo, hi) {
+		return false
+	}
+	if s.classifyLine(lo, hi) != deliveryNone {
+		if s.key = canonicalLocalityBytes(s.key[:0], s.comp(last)); len(e.ref.byKey[string(s.key)]) == 0 {
+			return false
+		}
+	}
+	if p.stateTok < 0 {
+		slo, shi := int(s.ctok[c][0]), int(s.ctok[c][1])
+		st, si, sj := s.findState(slo, shi)
+		pj := sj + 1
+		if pj >= shi {
+			pj = si - 1
+		}
+		for k := slo; k < shi; k++ {
+			s.toks[k].tail = true
+		}
+		p.state, p.stateTok, p.pcTok, p.pcOK = st, si, pj, true
+		p.postcode, _ = ParsePostcode(string(s.word(pj)))
+	}
+	p.tailStart, p.locWhole, p.locTok = last, last, [2]int{lo, hi - 1}
+	return true
+}
+
+// tailOnly reports whether line c holds nothing but tail tokens (a state
+// and postcode): no recipient, and no line of a corrected address.
+func (s *scratch) tailOnly(c int) bool {
+	lo, hi := int(s.ctok[c][0]), int(s.ctok[c][1])
+	for k := lo; k < hi; k++ {
+		if !s.toks[k].tail {
+			return false
+		}
+	}
+	return hi > lo
 }
 
 // localityKey writes the canonical key of the locality tokens to s.key.

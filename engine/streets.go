@@ -180,11 +180,18 @@ func streetKeyBytes(dst []byte, name, typ, suffix string) ([]byte, bool) {
 	if issue != normOK || len(nb) == 0 {
 		return dst, false
 	}
-	if strings.TrimSpace(typ) == "" && strings.TrimSpace(suffix) == "" {
-		// "SMITH STREET NORTH" in one field: split it as the parser does
+	if t := strings.TrimSpace(typ); t == "" || strings.EqualFold(t, "NULL") {
+		// No type: G-NAF leaves STREET_TYPE_CODE empty, or writes its
+		// code lists' placeholder NULL, for a street whose name is the
+		// whole street ("KINGSWAY"), and some sources put the type in
+		// the name ("SMITH STREET NORTH", "THE ESPLANADE"). Split the
+		// name as the parser reads a street line, so that "THE
+		// ESPLANADE" with no type and "THE" of type ESPLANADE are one
+		// key, and "KINGSWAY" stays "KINGSWAY" with no type.
+		typ = ""
 		words := strings.Fields(string(nb))
 		n := len(words)
-		if n >= 3 {
+		if n >= 3 && strings.TrimSpace(suffix) == "" {
 			if _, ok := voc.streetSuffix.lookup([]byte(words[n-1])); ok {
 				if _, ok := voc.streetTypes.lookup([]byte(words[n-2])); ok {
 					nb, typ, suffix = []byte(strings.Join(words[:n-2], " ")), words[n-2], words[n-1]

@@ -233,8 +233,25 @@ func TestStreetsHotPathAllocations(t *testing.T) {
 		{"Jo", "Unit 3", "72 Charles St", "St Kilda VIC 3182"},
 		{"Jo", "22 Courallie Av", "Homebush West NSW 2140"},
 		{"Jo", "455 Captian Cook Dr", "Woolooware NSW 2230"},
+		// issue 13's leftovers: the state ending the street's line, the
+		// state and postcode above the street, a misspelt locality after
+		// the street on one line
+		{"Jo", "72 Charles St St Kilda VIC", "3182"},
+		{"Jo", "VIC 3182", "72 Charles St", "St Kilda"},
+		{"Jo", "Acme", "22 Courallie Av Homebush Wst NSW 2140"},
 	} {
 		if n := testing.AllocsPerRun(200, func() { e.Check(lines, false) }); n > 0 {
+			t.Errorf("%q: %.1f allocations per check", lines, n)
+		}
+	}
+	// a street known by its name alone, without a number or a type
+	ek := classStreetEngine(t, []classPoint{{number: "1", street: "KINGSWAY", locality: "GLEN WAVERLEY", state: "VIC", postcode: "3150"}})
+	for _, lines := range [][]string{
+		{"Jo", "Kingsway", "Glen Waverley VIC 3150"},
+		{"Jo", "Acme", "Kingsway Glen Waverley VIC 3150"},
+		{"Jo", "Kingsway", "Glen Waverly VIC 3150"},
+	} {
+		if n := testing.AllocsPerRun(200, func() { ek.Check(lines, false) }); n > 0 {
 			t.Errorf("%q: %.1f allocations per check", lines, n)
 		}
 	}

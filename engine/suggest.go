@@ -17,13 +17,14 @@ func maxEdits(n int) int {
 
 // editDistance is the optimal string alignment distance (Levenshtein with
 // transpositions) between a and b, giving up with limit+1 once it exceeds
-// limit.
-func editDistance(a, b string, limit int) int {
+// limit. a and b are strings or byte slices: a normalised key in the
+// scratch buffer is compared without making a string of it.
+func editDistance[A, B ~string | ~[]byte](a A, b B, limit int) int {
 	if d := len(a) - len(b); d > limit || -d > limit {
 		return limit + 1
 	}
 	if len(a) > 64 || len(b) > 64 {
-		if a == b {
+		if string(a) == string(b) {
 			return 0
 		}
 		return limit + 1
@@ -243,7 +244,9 @@ func (r *Reference) scanSimilar(key string, st State, lim int) []uint32 {
 func (e *Engine) suggestionLines(s *scratch, p *parse, l *Locality) []string {
 	var out []string
 	for c := 0; c < p.n && c < p.tailStart; c++ {
-		out = append(out, string(s.comp(c)))
+		if !s.tailOnly(c) {
+			out = append(out, string(s.comp(c)))
+		}
 	}
 	if p.streetSplit >= 0 && p.delivery >= 0 {
 		out = append(out, string(s.buf[s.toks[p.streetLo].start:s.toks[p.streetSplit-1].end]))
