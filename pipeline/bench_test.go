@@ -1,10 +1,14 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/lodge-mail/lodge/internal/testpg"
+	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/rpc"
 )
 
@@ -62,4 +66,114 @@ func BenchmarkGetMailingFirstPage(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(out)), "bytes")
+}
+
+// BenchmarkStore compares the stores' Submit (a mailing of 10 letters
+// and its first job), Update (one letter of a 1,000-letter mailing read
+// and put back with another status) and Claim+DoneJob, one at a time.
+// Both are durable: Pebble syncs every commit, and the PostgreSQL server
+// started here runs with fsync on (the tests' shared one does not).
+//
+//	go test ./pipeline -run X -bench Store -benchtime 2s
+func BenchmarkStore(b *testing.B) {
+	var (
+		once   sync.Once
+		server *testpg.Server
+		err    error
+	)
+	b.Cleanup(func() {
+		if server != nil {
+			server.Close()
+		}
+	})
+	kinds := []struct {
+		name string
+		open func(b *testing.B) Store
+	}{
+		{"pebble", func(b *testing.B) Store {
+			s, err := OpenPebble(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			return s
+		}},
+		{"postgres", func(b *testing.B) Store {
+			once.Do(func() { server, err = testpg.StartWith("fsync=on") })
+			if err != nil {
+				b.Skipf("postgres: %v", err)
+			}
+			name, err := server.CreateDatabase()
+			if err != nil {
+				b.Fatal(err)
+			}
+			db, err := pgdb.Open(context.Background(), pgdb.Config{URL: server.URL(name)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := OpenPostgres(db, PostgresOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close(); db.Close(); server.DropDatabase(name) })
+			return s
+		}},
+	}
+	for _, k := range kinds {
+		b.Run("Submit/"+k.name, func(b *testing.B) {
+			s := k.open(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				epid := fmt.Sprintf("E%08d", i)
+				if err := s.Submit(mailing(epid, "A", t0), letters(epid, "A", 10), []Job{{Kind: JobCheck, Key: epid, Due: t0}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, k := range kinds {
+		b.Run("Update/"+k.name, func(b *testing.B) {
+			s := k.open(b)
+			if err := s.Submit(mailing("E1", "A", t0), letters("E1", "A", 1000), nil); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				err := s.Update([]string{"E1"}, func(tx Tx) error {
+					l, err := tx.Letter("E1", i%1000)
+					if err != nil {
+						return err
+					}
+					l.Status = map[bool]string{true: Held, false: Received}[l.Status == Received]
+					tx.PutLetter(l)
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, k := range kinds {
+		b.Run("ClaimDone/"+k.name, func(b *testing.B) {
+			s := k.open(b)
+			jobs := make([]Job, b.N)
+			for i := range jobs {
+				jobs[i] = Job{Kind: JobCheck, Key: fmt.Sprintf("E%08d", i), Due: t0}
+			}
+			if err := s.Submit(mailing("E", "A", t0), nil, jobs); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j, ok, err := s.Claim([]string{JobCheck}, t0)
+				if !ok || err != nil {
+					b.Fatalf("claim %d: %v %v", i, ok, err)
+				}
+				if err := s.Update(nil, func(tx Tx) error { tx.DoneJob(j); return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

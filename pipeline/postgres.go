@@ -351,7 +351,10 @@ func (s *PostgresStore) releaseConn(conn *pgxpool.Conn) {
 // Claim implements Store: the earliest due job of kinds that nobody
 // holds (or whose holder's lease expired), locked with SKIP LOCKED so
 // that claims on several nodes never wait for or take the same row, and
-// given a new lease in the same statement.
+// given a new lease in the same statement. Jobs due at the same instant
+// go in kind, then key order (byte order): the index's order, so a claim
+// reads no more than the jobs ahead of it. (Pebble takes the kinds in
+// the order given; the runner gives them sorted, so the two agree.)
 func (s *PostgresStore) Claim(kinds []string, now time.Time) (Job, bool, error) {
 	if s.closed.Load() {
 		return Job{}, false, errClosed
@@ -364,7 +367,7 @@ func (s *PostgresStore) Claim(kinds []string, now time.Time) (Job, bool, error) 
 	err := s.db.Pool.QueryRow(s.ctx, `WITH c AS (
 			SELECT id, lease IS NOT NULL AS expired FROM pipeline_jobs
 			WHERE kind = ANY($1::text[]) AND due_ns <= $2 AND (lease IS NULL OR lease_expires < now())
-			ORDER BY due_ns, array_position($1::text[], kind), key
+			ORDER BY due_ns, kind, key
 			LIMIT 1 FOR UPDATE SKIP LOCKED)
 		UPDATE pipeline_jobs j SET lease = nextval('pipeline_lease_seq'), lease_owner = $3,
 			lease_expires = now() + $4 * interval '1 microsecond'

@@ -53,6 +53,8 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	logPath string
+	// settings are given to the server after the harness's own
+	settings []string
 }
 
 var (
@@ -144,7 +146,12 @@ func trimNL(b []byte) []byte {
 }
 
 // Start initialises a new cluster in a temporary directory and starts it.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return StartWith() }
+
+// StartWith is Start with server settings ("name=value") over the
+// harness's own: benchmarks that compare with a store that fsyncs start
+// a server with "fsync=on".
+func StartWith(settings ...string) (*Server, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -153,7 +160,7 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock"), bin: bin, logPath: filepath.Join(dir, "postgres.log")}
+	s := &Server{dir: dir, data: filepath.Join(dir, "data"), sock: filepath.Join(dir, "sock"), bin: bin, logPath: filepath.Join(dir, "postgres.log"), settings: settings}
 	if err := os.Mkdir(s.sock, 0o700); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -202,13 +209,17 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := s.command("postgres", "-D", s.data, "-k", s.sock,
+	args := []string{"-D", s.data, "-k", s.sock,
 		"-c", "listen_addresses=",
 		// the OS keeps what a killed server wrote; only a machine crash
 		// would need fsync, and tests do not survive one
 		"-c", "fsync=off",
 		"-c", "max_connections=200",
-		"-c", "shared_buffers=32MB")
+		"-c", "shared_buffers=32MB"}
+	for _, kv := range s.settings {
+		args = append(args, "-c", kv) // the last of a name wins
+	}
+	cmd := s.command("postgres", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -70,7 +70,8 @@ CREATE TABLE pipeline_jobs (
 	lease_owner   text,
 	lease_expires timestamptz
 );
-CREATE INDEX pipeline_jobs_due ON pipeline_jobs (due_ns);
+-- the claim's order: due, then kind and key (ties in byte order)
+CREATE INDEX pipeline_jobs_due ON pipeline_jobs (due_ns, kind, key);
 CREATE INDEX pipeline_jobs_kind_key ON pipeline_jobs (kind, key);
 
 -- pipeline_end_job removes the job claimed under a lease, or fails the
