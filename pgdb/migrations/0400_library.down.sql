@@ -1,0 +1,2 @@
+DROP TABLE library_loose;
+DROP TABLE library_documents;

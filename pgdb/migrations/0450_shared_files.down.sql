@@ -1,0 +1,1 @@
+DROP TABLE lodge_shared_files;
