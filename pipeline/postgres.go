@@ -312,7 +312,9 @@ func (s *PostgresStore) Submit(m Mailing, letters []Letter, jobs []Job) error {
 
 // Update implements Store. The transaction takes the mailings' advisory
 // locks and reads their rows in its first round trip; fn's writes are
-// kept in the transaction and sent with the commit in its last.
+// kept in the transaction and sent with the commit in its last. fn reads
+// through tx only: the transaction holds a connection of the pool, and a
+// call of the store inside fn would wait for another.
 func (s *PostgresStore) Update(epids []string, fn func(Tx) error) error {
 	if s.closed.Load() {
 		return errClosed
@@ -673,6 +675,11 @@ type pgTx struct {
 	// base is the stored status of the letters of the locked mailings
 	// that were read ("": no such letter), for the counts.
 	base map[string]map[int]string
+	// ahead are letters of the locked mailings read ahead by Letter
+	// (nil: no such letter); misses and kept size the reads.
+	ahead  map[string]map[int][]byte
+	misses int
+	kept   int
 
 	mailings map[string][]byte // put: JSON
 	letters  map[string]map[int]*letterPut
@@ -716,7 +723,7 @@ const (
 )
 
 func (s *PostgresStore) newTx(conn *pgxpool.Conn, epids []string) *pgTx {
-	return &pgTx{s: s, conn: conn, ctx: s.ctx, epids: epids, fetched: map[string]*mailingRow{}, base: map[string]map[int]string{},
+	return &pgTx{s: s, conn: conn, ctx: s.ctx, epids: epids, fetched: map[string]*mailingRow{}, base: map[string]map[int]string{}, ahead: map[string]map[int][]byte{},
 		mailings: map[string][]byte{}, letters: map[string]map[int]*letterPut{}, batches: map[string]*batchPut{}, aliases: map[string]aliasRec{}}
 }
 
@@ -818,22 +825,72 @@ func (t *pgTx) noteBase(epid string, idx int, status string) {
 	}
 }
 
+// Tx.Letter reads ahead: the letters of a locked mailing cannot change
+// under the transaction, so a read that misses fetches the letters from
+// the one asked for on, 1 the first time, twice as many at each miss
+// after (up to readAheadMax), and keeps them (up to readAheadKeep in
+// all). A transaction over one letter reads one; a stage that reads a
+// mailing's letters one by one, in any order, pays a few round trips
+// rather than one a letter.
+const (
+	readAheadMax  = 1024
+	readAheadKeep = 20000
+)
+
 func (t *pgTx) Letter(epid string, idx int) (Letter, error) {
 	var l Letter
 	if p := t.letters[epid][idx]; p != nil {
 		return l, json.Unmarshal(p.rec, &l)
 	}
-	if t.fetched[epid] == nil && t.locked(epid) {
+	if !t.locked(epid) {
+		return queryRec[Letter](t.ctx, t.conn, `SELECT rec FROM pipeline_letters WHERE epid = $1 AND idx = $2`, epid, idx)
+	}
+	if t.fetched[epid] == nil {
 		return l, ErrNotFound // no mailing: no letters
 	}
-	l, err := queryRec[Letter](t.ctx, t.conn, `SELECT rec FROM pipeline_letters WHERE epid = $1 AND idx = $2`, epid, idx)
-	switch {
-	case err == nil:
-		t.noteBase(epid, idx, l.Status)
-	case errors.Is(err, ErrNotFound):
-		t.noteBase(epid, idx, "")
+	if rec, ok := t.ahead[epid][idx]; ok {
+		if rec == nil {
+			return l, ErrNotFound
+		}
+		return l, json.Unmarshal(rec, &l)
 	}
-	return l, err
+	n := min(1<<min(t.misses, 30), readAheadMax)
+	t.misses++
+	rows, err := t.conn.Query(t.ctx, `SELECT idx, status, rec FROM pipeline_letters WHERE epid = $1 AND idx >= $2 ORDER BY idx LIMIT $3`, epid, idx, n)
+	if err != nil {
+		return l, err
+	}
+	var (
+		i      int
+		status string
+		rec    []byte
+		found  []byte
+	)
+	kept := t.ahead[epid]
+	if kept == nil {
+		kept = map[int][]byte{}
+		t.ahead[epid] = kept
+	}
+	_, err = pgx.ForEachRow(rows, []any{&i, &status, &rec}, func() error {
+		t.noteBase(epid, i, status)
+		if i == idx {
+			found = slices.Clone(rec)
+		}
+		if t.kept < readAheadKeep {
+			kept[i] = slices.Clone(rec)
+			t.kept++
+		}
+		return nil
+	})
+	if err != nil {
+		return l, err
+	}
+	if found == nil {
+		t.noteBase(epid, idx, "")
+		kept[idx] = nil
+		return l, ErrNotFound
+	}
+	return l, json.Unmarshal(found, &l)
 }
 
 func (t *pgTx) Letters(epid string) ([]Letter, error) { return t.LettersPage(epid, 0, 0) }

@@ -442,3 +442,47 @@ func TestPostgresRoundTrips(t *testing.T) {
 		t.Fatalf("counts %v", c)
 	}
 }
+
+// TestPostgresRoundTripsPerLetter counts the round trips of producing a
+// mailing's postal letters (submit, check, batch, compose into the hot
+// folder), per letter, for mailings of several sizes:
+//
+//	go test ./pipeline -run PostgresRoundTripsPerLetter -v
+func TestPostgresRoundTripsPerLetter(t *testing.T) {
+	for _, n := range []int{1, 100, 2000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var s *PostgresStore
+			mr, p, c, _ := newMailroom(t, func(t *testing.T) (Store, func() Store) {
+				st, reopen := openPostgresStore(t)
+				s = st.(*PostgresStore)
+				return st, reopen
+			})
+			ls := make([]Letter, n)
+			for i := range ls {
+				ls[i] = postal(i, fmt.Sprintf("r%d", i), "Jo", fmt.Sprintf("%d Main St", i), fmt.Sprintf("SYDNEY NSW %d", 2000+i%50))
+			}
+			before := s.db.RoundTrips()
+			if err := mr.Submit(Mailing{EPID: "E1", Account: "ABC12345"}, ls); err != nil {
+				t.Fatal(err)
+			}
+			run(t, mr)
+			c.Add(time.Hour)
+			run(t, mr)
+			trips := s.db.RoundTrips() - before
+			bs, _ := s.Batches(BatchReady)
+			produced := 0
+			for _, b := range bs {
+				produced += len(b.Letters)
+			}
+			if produced != n || len(p.composed) != len(bs) {
+				t.Fatalf("%d letters in ready batches, want %d; composed %v", produced, n, p.composed)
+			}
+			t.Logf("%d letters in %d batches: %d round trips, %.2f a letter", n, len(bs), trips, float64(trips)/float64(n))
+			// the stages read a mailing's letters a page or a read-ahead
+			// at a time, not one by one (which took 2 a letter)
+			if n >= 2000 && trips > int64(n/10) {
+				t.Fatalf("%d round trips for %d letters", trips, n)
+			}
+		})
+	}
+}

@@ -23,11 +23,11 @@ var (
 // commits its results together with the removal of the job that produced
 // them and the jobs that follow: a crash resumes exactly where it stopped.
 //
-// The embedded implementation is Pebble (OpenPebble); a PostgreSQL one
-// maps Update to a transaction that locks the mailings' rows (SELECT …
-// FOR UPDATE, in EPID order), Claim to SELECT … FOR UPDATE SKIP LOCKED
-// with a lease column, and the reads to plain SELECTs. The conformance
-// tests in store_test.go (TestStore) run against any implementation.
+// The embedded implementation is Pebble (OpenPebble); the PostgreSQL
+// one (OpenPostgres) maps Update to a transaction under an advisory lock
+// per mailing (taken in key order), Claim to SELECT … FOR UPDATE SKIP
+// LOCKED with a lease, and the reads to plain SELECTs (doc.go). The
+// conformance tests in store_test.go (TestStore) run against both.
 type Store interface {
 	// Submit records a new mailing with its letters and first jobs in one
 	// durable commit. A mailing already recorded under the EPID gives
@@ -70,8 +70,9 @@ type Store interface {
 	// reads kept summaries, not the mailings: a summary is current with
 	// the last commit that put its mailing or changed a letter's status.
 	// (PostgreSQL: the summary columns on the mailings row, an index on
-	// (account, created DESC, epid), WHERE (created, epid) past the
-	// cursor, ILIKE and a counts->status test for the filters.)
+	// (account, created_ns DESC, epid), WHERE (created_ns, epid) past the
+	// cursor, the title and department lower-cased as Go does searched
+	// with position() and a counts->status test for the filters.)
 	SearchMailings(q MailingQuery) (MailingPage, error)
 	// Batch returns one batch; Batches every batch in a state ("" all),
 	// oldest first.
