@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"regexp"
 	"time"
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/lodge-mail/lodge/internal/durable"
+	"github.com/lodge-mail/lodge/datafiles"
 )
 
 // AccountSettings reads an account's own mailroom settings, a JSON file the
@@ -29,9 +27,16 @@ import (
 // be cancelled (a Go duration: "0s" for none, "90m", "24h"); absent, the
 // server's default (lodge serve -cancel-window) applies. The file is read
 // when a mailing is submitted, so an edit applies to the next mailing.
+//
+// With several nodes the files are the database's (Files:
+// datafiles.Sub(shared, "accounts"), the names <ACCOUNT>.json; lodge
+// settings put accounts/<ACCOUNT>.json FILE -db URL puts one there): an
+// edit applies on every node within datafiles.DefaultCacheFor.
 type AccountSettings struct {
 	Dir string
 	Log *slog.Logger
+	// Files, when set, holds the settings files instead of Dir.
+	Files datafiles.Files
 }
 
 var accountFileName = regexp.MustCompile(`^[A-Z0-9]{1,32}$`)
@@ -73,53 +78,108 @@ type Senders struct {
 	SMSNames     []string `json:"sms_names,omitempty"`
 }
 
-func (a AccountSettings) path(account string) (string, bool) {
-	if a.Dir == "" || !accountFileName.MatchString(account) {
-		return "", false
+// file returns where an account's settings are and the name of its file
+// there; ok is false when there are none (no Dir or Files, or not an
+// account code).
+func (a AccountSettings) file(account string) (f datafiles.Files, name string, ok bool) {
+	if !accountFileName.MatchString(account) {
+		return nil, "", false
 	}
-	return filepath.Join(a.Dir, account+".json"), true
+	switch {
+	case a.Files != nil:
+		f = a.Files
+	case a.Dir != "":
+		f = datafiles.Dir(a.Dir)
+	default:
+		return nil, "", false
+	}
+	return f, account + ".json", true
 }
 
 // read reads an account's file; a missing file is the zero value.
 func (a AccountSettings) read(account string) (accountFile, error) {
 	var s accountFile
-	path, ok := a.path(account)
+	f, name, ok := a.file(account)
 	if !ok {
 		return s, nil
 	}
-	fi, err := os.Stat(path)
+	b, err := f.Read(name, maxSettingsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
+	if errors.Is(err, datafiles.ErrNotFile) {
+		return s, fmt.Errorf("%s: not a file of at most %d bytes", f.Where(name), maxSettingsBytes)
+	}
 	if err != nil {
 		return s, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxSettingsBytes {
-		return s, fmt.Errorf("%s: not a file of at most %d bytes", path, maxSettingsBytes)
-	}
-	b, err := os.ReadFile(path)
+	s, err = parseAccountFile(b)
 	if err != nil {
-		return s, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return s, fmt.Errorf("%s: %w", path, err)
+		return s, fmt.Errorf("%s: %w", f.Where(name), err)
 	}
 	return s, nil
 }
 
-func (a AccountSettings) cancelWindow(account string) (time.Duration, bool, error) {
-	s, err := a.read(account)
-	if err != nil || s.CancelWindow == nil {
-		return 0, false, err
+func parseAccountFile(b []byte) (accountFile, error) {
+	var s accountFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&s)
+	return s, err
+}
+
+// cancelWindow reads a settings file's cancel_window.
+func (s accountFile) cancelWindow() (time.Duration, bool, error) {
+	if s.CancelWindow == nil {
+		return 0, false, nil
 	}
-	path, _ := a.path(account)
 	d, err := time.ParseDuration(*s.CancelWindow)
 	if err != nil || d < 0 || d > 30*24*time.Hour {
-		return 0, false, fmt.Errorf("%s: cancel_window %q is not a duration from 0s to 720h", path, *s.CancelWindow)
+		return 0, false, fmt.Errorf("cancel_window %q is not a duration from 0s to 720h", *s.CancelWindow)
 	}
 	return d, true, nil
+}
+
+func (a AccountSettings) cancelWindow(account string) (time.Duration, bool, error) {
+	s, err := a.read(account)
+	if err != nil {
+		return 0, false, err
+	}
+	d, ok, err := s.cancelWindow()
+	if err != nil {
+		f, name, _ := a.file(account)
+		return 0, false, fmt.Errorf("%s: %w", f.Where(name), err)
+	}
+	return d, ok, nil
+}
+
+// CheckAccountSettings checks the bytes of a settings file as the server
+// reads them (lodge settings put checks a file before it is stored): nil,
+// or what is wrong.
+func CheckAccountSettings(b []byte) error {
+	if len(b) > maxSettingsBytes {
+		return fmt.Errorf("%d bytes, more than %d", len(b), maxSettingsBytes)
+	}
+	s, err := parseAccountFile(b)
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.cancelWindow(); err != nil {
+		return err
+	}
+	if s.Senders != nil {
+		for _, d := range s.Senders.EmailDomains {
+			if why := CheckEmailDomain(d); why != "" {
+				return errors.New("senders.email_domains: " + why)
+			}
+		}
+		for _, n := range s.Senders.SMSNames {
+			if why := CheckSMSName(n); why != "" {
+				return errors.New("senders.sms_names: " + why)
+			}
+		}
+	}
+	return nil
 }
 
 // Senders returns the sender identities approved for an account. A
@@ -134,30 +194,46 @@ func (a AccountSettings) Senders(account string) (Senders, error) {
 
 // EditSenders changes an account's approved senders with fn and writes
 // the file again, synced and renamed into place (the other settings
-// kept). The server reads it at each end_session.
+// kept). The server reads it at each end_session. Two edits at once (of
+// this process, or of any node on the shared database) are made one
+// after the other: neither is lost.
 func (a AccountSettings) EditSenders(account string, fn func(*Senders) error) (Senders, error) {
-	path, ok := a.path(account)
+	f, name, ok := a.file(account)
 	if !ok {
+		if accountFileName.MatchString(account) {
+			return Senders{}, errors.New("account settings: no directory or shared files to keep them in")
+		}
 		return Senders{}, fmt.Errorf("account %q: an account code is 1 to 32 capital letters and digits", account)
 	}
-	s, err := a.read(account)
+	var out Senders
+	err := f.Update(name, maxSettingsBytes, 0o640, func(old []byte, exists bool) ([]byte, error) {
+		var s accountFile
+		if exists {
+			var err error
+			if s, err = parseAccountFile(old); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Where(name), err)
+			}
+		}
+		if s.Senders == nil {
+			s.Senders = &Senders{}
+		}
+		if err := fn(s.Senders); err != nil {
+			return nil, err
+		}
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		out = *s.Senders
+		return append(b, '\n'), nil
+	})
+	if errors.Is(err, datafiles.ErrNotFile) {
+		return Senders{}, fmt.Errorf("%s: not a file of at most %d bytes", f.Where(name), maxSettingsBytes)
+	}
 	if err != nil {
 		return Senders{}, err
 	}
-	if s.Senders == nil {
-		s.Senders = &Senders{}
-	}
-	if err := fn(s.Senders); err != nil {
-		return Senders{}, err
-	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return Senders{}, err
-	}
-	if err := os.MkdirAll(a.Dir, 0o750); err != nil {
-		return Senders{}, err
-	}
-	return *s.Senders, durable.WriteFile(path, append(b, '\n'), 0o640)
+	return out, nil
 }
 
 var (
