@@ -9,7 +9,7 @@
 //     written to a temporary file, fsynced, renamed into place and its
 //     directory fsynced; in object storage acknowledged by the server (a
 //     single PUT, or a completed multipart upload for a body of unknown
-//     or large size, streamed, never held whole in memory). A Put that
+//     or large size, streamed, at most one part held in memory). A Put that
 //     fails leaves no object under the key, or the one that was there.
 //   - Put reports the size and SHA-1 of the bytes it stored, computed as
 //     they streamed through.
@@ -24,9 +24,18 @@
 //     implementation. A key is never also the directory of other keys
 //     ("a" and "a/b" cannot both exist): the local disk and file-backed
 //     object servers keep "a/b" as the file b in the directory a.
-//   - Open of a missing key, Stat and Delete's callers can tell by
-//     errors.Is(err, ErrNotFound); Delete of a missing key is not an
-//     error.
+//   - Open, Stat and LocalPath of a missing key fail with an error that
+//     errors.Is ErrNotFound (a bad key's error does not); Delete of a
+//     missing key is not an error.
+//
+// # Implementations
+//
+// Open chooses one from lodge serve's -blob URL. Local (NewLocal) keeps
+// key k as the file <root>/k. S3 (NewS3) keeps it as the object
+// <prefix>/k of a bucket, with its SHA-1 as the user metadata
+// x-amz-meta-sha1, and copies of the objects that programs read in a
+// cache directory on each node; its doc says how it streams, what it
+// caches and its metrics.
 //
 // # Concurrency
 //
@@ -50,7 +59,7 @@ var ErrNotFound = errors.New("blob: not found")
 type Info struct {
 	Key     string
 	Size    int64
-	SHA1    string // hex; "" when the store cannot tell (Stat of an object it did not write)
+	SHA1    string // hex; "" when the store cannot tell: always on the local disk but from Put, never from List
 	ModTime time.Time
 }
 

@@ -119,7 +119,7 @@ func keys(t *testing.T, s Store, prefix string) []string {
 	return ks
 }
 
-func notFound(t *testing.T, s Store, key string) {
+func checkNotFound(t *testing.T, s Store, key string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, _, err := s.Open(ctx, key); !errors.Is(err, ErrNotFound) {
@@ -177,7 +177,7 @@ func TestRoundTrip(t *testing.T) {
 			if err := s.Delete(ctx, k); err != nil {
 				t.Fatal(err)
 			}
-			notFound(t, s, k)
+			checkNotFound(t, s, k)
 		}
 		if got := keys(t, s, ""); len(got) != 1 {
 			t.Errorf("list after deletes: %v", got)
@@ -200,12 +200,12 @@ func TestReplace(t *testing.T) {
 
 func TestMissing(t *testing.T) {
 	forEach(t, func(t *testing.T, im impl, s Store) {
-		notFound(t, s, "nothing")
-		notFound(t, s, "no/such/dir/key")
+		checkNotFound(t, s, "nothing")
+		checkNotFound(t, s, "no/such/dir/key")
 		put(t, s, "dir/file", []byte("x"))
 		// a directory of keys is no object, and a key is no directory
-		notFound(t, s, "dir")
-		notFound(t, s, "dir/file/under")
+		checkNotFound(t, s, "dir")
+		checkNotFound(t, s, "dir/file/under")
 		if got := keys(t, s, "dir/file/"); len(got) != 0 {
 			t.Errorf("list under a key: %v", got)
 		}
@@ -382,7 +382,7 @@ func TestPutFails(t *testing.T) {
 			t.Errorf("cancelled: %v", err)
 		}
 		for _, k := range []string{"new/a", "new/b", "new/c", "new/d", "new/e", "new/f", "new/g"} {
-			notFound(t, s, k)
+			checkNotFound(t, s, k)
 		}
 		if got := string(read(t, s, "keep/old")); got != "the old object" {
 			t.Errorf("old object now %q", got)
