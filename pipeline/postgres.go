@@ -96,6 +96,8 @@ type PostgresStore struct {
 
 var errClosed = errors.New("pipeline: store closed")
 
+var _ Store = (*PostgresStore)(nil)
+
 // OpenPostgres returns a store on db, whose schema pgdb.Open brought up
 // to date. The caller closes db after the store.
 func OpenPostgres(db *pgdb.DB, opt PostgresOptions) (*PostgresStore, error) {

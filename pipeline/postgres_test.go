@@ -239,6 +239,35 @@ func TestPostgresLeaseExpiryTakenOver(t *testing.T) {
 	}
 }
 
+// A lease that expired while nobody took the job over still ends it.
+func TestPostgresExpiredLeaseNotTakenEnds(t *testing.T) {
+	url := testpg.NewDatabase(t)
+	a := openPostgresNode(t, url, PostgresOptions{Node: "a", Lease: 50 * time.Millisecond, Renew: -1})
+	if err := a.Submit(mailing("E1", "A", t0), nil, []Job{{Kind: "k", Key: "E1", Due: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	j, ok, _ := a.Claim([]string{"k"}, t0)
+	if !ok {
+		t.Fatal("no claim")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for expired := false; !expired; {
+		if err := a.db.Pool.QueryRow(context.Background(), `SELECT lease_expires < now() FROM pipeline_jobs WHERE lease = $1`, int64(j.lease)).Scan(&expired); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease did not expire in a minute")
+		}
+		time.Sleep(5 * time.Millisecond) // the database's clock: nothing to wake on
+	}
+	if err := doneJob(a, j); err != nil {
+		t.Fatalf("done under an expired lease nobody took: %v", err)
+	}
+	if jobs, _ := a.Jobs(); len(jobs) != 0 {
+		t.Fatalf("jobs left: %+v", jobs)
+	}
+}
+
 // A node killed mid-job (its store closed, the job not ended) loses it
 // at the lease's expiry, and the other node's runner does it. The killed
 // node's handler, let go afterwards, cannot complete it a second time.
