@@ -376,6 +376,7 @@ func TestPutFails(t *testing.T) {
 		f("longer than declared", "new/e", bytes.NewReader(body[:102]), 101)
 		f("longer than declared, many parts", "new/f", bytes.NewReader(body), 6<<20)
 		f("replacement fails", "keep/old", &failingReader{bytes.NewReader(body)}, -1)
+		f("replacement too short", "keep/old", bytes.NewReader(body), int64(len(body))+1)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := s.Put(cancelled, "new/g", bytes.NewReader(body), -1); !errors.Is(err, context.Canceled) {

@@ -240,6 +240,9 @@ func (s *S3) put(ctx context.Context, key string, r io.Reader, size int64) (Info
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
+	if size > maxParts*s.partSize {
+		return Info{}, fmt.Errorf("%d bytes, more than %d parts of %d bytes", size, maxParts, s.partSize)
+	}
 	sr := newSumReader(ctx, r)
 	var body io.Reader = sr
 	var buf []byte

@@ -322,7 +322,11 @@ func TestS3RefusesWrites(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("put ended before its first part was seen: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 
 	if err := srv.SetReadOnly(true); err != nil {
@@ -415,6 +419,9 @@ func TestNewS3Errors(t *testing.T) {
 	cfg.PartSize = 1 << 20
 	f(cfg, "part size")
 	cfg = ok
+	cfg.PartSize = 6 << 30
+	f(cfg, "part size")
+	cfg = ok
 	cfg.Prefix = "../x"
 	f(cfg, "prefix")
 	cfg = ok
@@ -468,4 +475,23 @@ func TestOpenURL(t *testing.T) {
 	if _, ok := local.(*Local); !ok {
 		t.Fatalf("%T", local)
 	}
+}
+
+// A body declared larger than S3's 10,000 parts is refused before a byte
+// of it is read or sent.
+func TestS3TooLarge(t *testing.T) {
+	s := newTestS3(t, tests3.NewBucket(t), t.TempDir(), nil)
+	r := &countingReader{}
+	_, err := s.Put(context.Background(), "huge", r, maxParts*testPartSize+1)
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 parts") || r.n != 0 {
+		t.Errorf("put: %v after reading %d bytes", err, r.n)
+	}
+	checkNotFound(t, s, "huge")
+}
+
+type countingReader struct{ n int }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.n += len(p)
+	return len(p), nil
 }
