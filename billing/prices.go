@@ -22,7 +22,10 @@
 // A letter's price is its sheets at the sheet price (duplex or not, mono
 // or colour), plus its envelope and its postage; an email, an SMS part and
 // a fax page have their own. A table is read when a mailing is checked,
-// so an edit applies to the mailings checked after it.
+// so an edit applies to the mailings checked after it. With several nodes
+// the tables are the shared database's (Prices.Files; lodge settings put
+// prices.json FILE -db URL): an edit applies on every node within
+// datafiles.DefaultCacheFor.
 //
 // # Invoices
 //
@@ -44,13 +47,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/lodge-mail/lodge/internal/durable"
+	"github.com/lodge-mail/lodge/datafiles"
 )
 
 // ByColour is a price for mono and for colour printing.
@@ -141,9 +142,13 @@ func (t *Table) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Prices reads the price tables of a data directory.
+// Prices reads the price tables of a data directory, or of the database
+// several nodes share.
 type Prices struct {
 	Dir string // the data directory
+	// Files, when set, holds the tables instead of Dir: the shared files
+	// (datafiles.NewPostgres), prices.json and prices/<ACCOUNT>.json.
+	Files datafiles.Files
 }
 
 var accountCode = regexp.MustCompile(`^[A-Z0-9]{1,32}$`)
@@ -151,47 +156,74 @@ var accountCode = regexp.MustCompile(`^[A-Z0-9]{1,32}$`)
 // maxTableBytes bounds a price table file.
 const maxTableBytes = 1 << 20
 
+func (p Prices) files() datafiles.Files {
+	if p.Files != nil {
+		return p.Files
+	}
+	return datafiles.Dir(p.Dir)
+}
+
 // For returns the table of an account: its own file, else the default
-// one (written from DefaultTable when missing).
+// one (written from DefaultTable when missing: made once, whoever asks
+// first, however many nodes ask at once).
 func (p Prices) For(account string) (Table, error) {
+	f := p.files()
 	if accountCode.MatchString(account) {
-		t, err := readTable(filepath.Join(p.Dir, "prices", account+".json"))
+		t, err := readTable(f, "prices/"+account+".json")
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return t, err
 		}
 	}
-	path := filepath.Join(p.Dir, "prices.json")
-	t, err := readTable(path)
+	const name = "prices.json"
+	t, err := readTable(f, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		b, _ := json.MarshalIndent(DefaultTable, "", "  ")
-		if err := durable.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		b = append(b, '\n')
+		got, err := f.Create(name, b, 0o644)
+		if err != nil {
 			return Table{}, err
 		}
-		return DefaultTable, nil
+		if bytes.Equal(got, b) {
+			return DefaultTable, nil
+		}
+		return parseTable(f.Where(name), got) // the operator's, made meanwhile
 	}
 	return t, err
 }
 
-func readTable(path string) (Table, error) {
-	fi, err := os.Stat(path)
+func readTable(f datafiles.Files, name string) (Table, error) {
+	b, err := f.Read(name, maxTableBytes)
+	if errors.Is(err, datafiles.ErrNotFile) {
+		return Table{}, fmt.Errorf("price table %s: not a file of at most %d bytes", f.Where(name), maxTableBytes)
+	}
 	if err != nil {
 		return Table{}, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxTableBytes {
-		return Table{}, fmt.Errorf("price table %s: not a file of at most %d bytes", path, maxTableBytes)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Table{}, err
+	return parseTable(f.Where(name), b)
+}
+
+// ParseTable reads a price table file's bytes and checks it as the server
+// does (lodge settings put checks a table before it is stored).
+func ParseTable(b []byte) (Table, error) {
+	if len(b) > maxTableBytes {
+		return Table{}, fmt.Errorf("%d bytes, more than %d", len(b), maxTableBytes)
 	}
 	var t Table
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields() // a misspelt key would silently price at 0
 	if err := dec.Decode(&t); err != nil {
-		return Table{}, fmt.Errorf("price table %s: %w", path, err)
+		return Table{}, err
 	}
 	if err := t.Validate(); err != nil {
-		return Table{}, fmt.Errorf("price table %s: %w", path, err)
+		return Table{}, err
+	}
+	return t, nil
+}
+
+func parseTable(where string, b []byte) (Table, error) {
+	t, err := ParseTable(b)
+	if err != nil {
+		return Table{}, fmt.Errorf("price table %s: %w", where, err)
 	}
 	return t, nil
 }
