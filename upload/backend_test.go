@@ -31,7 +31,7 @@ var backends = []backend{
 		return func(opt Options) *Store { return openStore(t, dir, opt) }
 	}},
 	{name: "postgres", place: func(t *testing.T, dir string) func(Options) *Store {
-		db, blobs := sharedPlace(t, dir)
+		_, db, blobs := sharedPlace(t, dir)
 		return func(opt Options) *Store { return openShared(t, db, blobs, opt) }
 	}},
 }
@@ -46,9 +46,10 @@ func forBackends(t *testing.T, test func(t *testing.T, b backend)) {
 // open is a new store of the backend with opt.
 func (b backend) open(t *testing.T, opt Options) *Store { return b.place(t, t.TempDir())(opt) }
 
-// sharedPlace is a new database (testpg) and a blob store on the local
-// disk in dir/blobstore.
-func sharedPlace(t *testing.T, dir string) (*pgdb.DB, blob.Store) {
+// sharedPlace is a new database (testpg: its URL, and a connection pool
+// closed when the test ends) and a blob store on the local disk in
+// dir/blobstore.
+func sharedPlace(t testing.TB, dir string) (string, *pgdb.DB, blob.Store) {
 	t.Helper()
 	url := testpg.NewDatabase(t)
 	db, err := pgdb.Open(context.Background(), pgdb.Config{URL: url})
@@ -60,10 +61,10 @@ func sharedPlace(t *testing.T, dir string) (*pgdb.DB, blob.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, blobs
+	return url, db, blobs
 }
 
-func openShared(t *testing.T, db *pgdb.DB, blobs blob.Store, opt Options) *Store {
+func openShared(t testing.TB, db *pgdb.DB, blobs blob.Store, opt Options) *Store {
 	t.Helper()
 	s, err := OpenShared(db, blobs, opt)
 	if err != nil {
@@ -76,7 +77,7 @@ func openShared(t *testing.T, db *pgdb.DB, blobs blob.Store, opt Options) *Store
 // nodes is n stores sharing a new database and blob store, with opt.
 func nodes(t *testing.T, n int, opt Options) []*Store {
 	t.Helper()
-	db, blobs := sharedPlace(t, t.TempDir())
+	_, db, blobs := sharedPlace(t, t.TempDir())
 	out := make([]*Store, n)
 	for i := range out {
 		out[i] = openShared(t, db, blobs, opt)

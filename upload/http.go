@@ -419,8 +419,12 @@ func (h *Handler) endSession(ctx *fasthttp.RequestCtx, p Principal, suffix strin
 }
 
 // end ends a session once, by the user or key by: a second call answers
-// as the first did.
+// as the first did (from the caller's reading of the session when it
+// has the answer: an ended session's answer never changes).
 func (h *Handler) end(ss Session, by string) (EndResult, error) {
+	if ss.State == StateEnded && ss.Result != nil {
+		return *ss.Result, nil
+	}
 	cur, files, unlock, err := h.store.lockEnd(ss.EPID)
 	if err != nil {
 		return EndResult{}, err

@@ -43,13 +43,16 @@ type noLog struct{}
 
 func (noLog) Printf(string, ...any) {}
 
-func newWeb(t *testing.T) *web {
+func newWeb(t *testing.T) *web { return newWebOn(t, backends[0]) }
+
+// newWebOn is newWeb with the backend's store.
+func newWebOn(t *testing.T, b backend) *web {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &web{rig: newRig(t), ln: &tcpListener{l}}
+	w := &web{rig: newRigOn(t, b), ln: &tcpListener{l}}
 	w.changed = sync.NewCond(&w.mu)
 	srv := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
@@ -286,8 +289,10 @@ func TestGetSessionIDGolden(t *testing.T) {
 // not accepted or content not matching the extension, 500 no extension,
 // 400 a path, 404 no such session, 403 another account's session, 409 an
 // ended session, 413 too large; only the 201s are stored.
-func TestPutStatus(t *testing.T) {
-	w := newWeb(t)
+func TestPutStatus(t *testing.T) { forBackends(t, testPutStatus) }
+
+func testPutStatus(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	w.s.opt.MaxFileBytes = 1 << 20
 	epid := w.newSession()
 	other, err := w.s.CreateSession("XYZ99999", "them")
@@ -394,8 +399,10 @@ func TestPutStatus(t *testing.T) {
 
 // TestEndSession: end_session's statuses, ownership, idempotence, and a
 // rejected end followed by a corrected one, over HTTP.
-func TestEndSession(t *testing.T) {
-	w := newWeb(t)
+func TestEndSession(t *testing.T) { forBackends(t, testEndSession) }
+
+func testEndSession(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	f := func(path, account string, want int, wantBody string) answer {
 		t.Helper()
 		a := w.do("GET", path, account, nil)
@@ -513,8 +520,10 @@ func multipartBody(t *testing.T, files ...any) ([]byte, string) {
 // TestMultipart: mpf_upload takes a whole mailing in one request, up to
 // 20 MB in all: more is 413, whether declared by Content-Length or sent
 // chunked.
-func TestMultipart(t *testing.T) {
-	w := newWeb(t)
+func TestMultipart(t *testing.T) { forBackends(t, testMultipart) }
+
+func testMultipart(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	const path = "/publicinterface/mpf_upload?account=ABC12345"
 	f := func(method, path, account string, body any, ctype string, want int, wantBody string) answer {
 		t.Helper()
@@ -585,10 +594,14 @@ func TestMultipart(t *testing.T) {
 
 	// a request that failed left no session open, and no files behind
 	ended, abandoned := 0, 0
-	if err := w.s.scan(sessionPrefix, func(_, v []byte) error {
-		var ss Session
-		if err := json.Unmarshal(v, &ss); err != nil {
-			return err
+	all, err := w.s.accountSessions("ABC12345", nil, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, epid := range all {
+		ss, err := w.s.Session(epid)
+		if err != nil {
+			t.Fatal(err)
 		}
 		switch ss.State {
 		case StateEnded:
@@ -605,9 +618,6 @@ func TestMultipart(t *testing.T) {
 			t.Errorf("session %s left %s", ss.EPID, ss.State)
 		}
 		checkBlobs(t, w.s, ss.EPID)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
 	if ended != 5 || abandoned < 8 {
 		t.Errorf("%d sessions ended, %d abandoned", ended, abandoned)
@@ -617,8 +627,10 @@ func TestMultipart(t *testing.T) {
 // TestPutCutOff: an upload whose connection drops before the body is
 // complete stores nothing and leaves the file it would have replaced as it
 // was, whether its length was declared or it came chunked.
-func TestPutCutOff(t *testing.T) {
-	w := newWeb(t)
+func TestPutCutOff(t *testing.T) { forBackends(t, testPutCutOff) }
+
+func testPutCutOff(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	testCutOff(t, w, "declared", func(body []byte) string {
 		return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body[:200<<10])
 	})
@@ -631,8 +643,10 @@ func TestPutCutOff(t *testing.T) {
 // right after a whole chunk. fasthttp (v1.77.0) reports that as the end
 // of the body (its requestStream returns parseChunkSize's io.EOF as is);
 // chunkedBody tells it apart by the closed connection.
-func TestPutCutOffAtChunkBoundary(t *testing.T) {
-	w := newWeb(t)
+func TestPutCutOffAtChunkBoundary(t *testing.T) { forBackends(t, testPutCutOffAtChunkBoundary) }
+
+func testPutCutOffAtChunkBoundary(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	testCutOff(t, w, "chunked", func(body []byte) string {
 		return fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", 100<<10, body[:100<<10])
 	})
@@ -668,8 +682,10 @@ func testCutOff(t *testing.T, w *web, what string, rest func(body []byte) string
 // MinFreeBytes free is refused with 503 and Retry-After before any of it is
 // stored, declared or chunked, single or multipart; the file it would have
 // replaced is kept.
-func TestPutNoSpace(t *testing.T) {
-	w := newWeb(t)
+func TestPutNoSpace(t *testing.T) { forBackends(t, testPutNoSpace) }
+
+func testPutNoSpace(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	epid := w.newSession()
 	first := pdfPages(1)
 	if a := w.putFile(epid, "a.pdf", first); a.status != 201 {
