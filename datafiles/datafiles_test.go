@@ -136,12 +136,18 @@ func TestFiles(t *testing.T) {
 		if _, err := f.Read("accounts/ABC12345.json", 6); !errors.Is(err, ErrNotFile) {
 			t.Fatalf("read past max: %v", err)
 		}
-		// empty is a file
+		// empty is a file (nil or not)
+		if err := f.Write("empty", []byte{}, 0o640); err != nil {
+			t.Fatal(err)
+		}
 		if err := f.Write("empty", nil, 0o640); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := f.Read("empty", 0); err != nil || len(got) != 0 {
 			t.Fatalf("empty: %q %v", got, err)
+		}
+		if got, err := f.Create("empty2", []byte{}, 0o640); err != nil || len(got) != 0 {
+			t.Fatalf("empty created: %q %v", got, err)
 		}
 		// the largest file, and one byte more
 		big := bytes.Repeat([]byte("x"), MaxSize)
@@ -205,7 +211,7 @@ func TestFiles(t *testing.T) {
 		if got := names("nothing"); len(got) != 0 {
 			t.Fatalf("List(nothing): %v", got)
 		}
-		if got := names(""); len(got) != 9 || got[0] != "accounts/ABC12345.json:7" || got[1] != "accounts/_.json:15" {
+		if got := names(""); len(got) != 10 || got[0] != "accounts/ABC12345.json:7" || got[1] != "accounts/_.json:15" {
 			t.Fatalf("List(): %v", got)
 		}
 		// Sub: the same files under a directory's names

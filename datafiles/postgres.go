@@ -323,9 +323,7 @@ func (p *Postgres) List(dir string) ([]Info, error) {
 	return out, nil
 }
 
+// clone copies b, never to nil (which pgx would send as NULL).
 func clone(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return append([]byte(nil), b...)
+	return append([]byte{}, b...)
 }

@@ -21,7 +21,10 @@
 //
 // The key is 32 random bytes kept in a file of the data directory
 // (LoadOrCreateKey), mode 0600, made on first use; replacing it makes
-// every link given so far stop working.
+// every link given so far stop working. Nodes sharing a database keep it
+// there instead (LoadOrCreateSharedKey, the shared file links.key), made
+// once by whichever node starts first, so that a link signed by one node
+// works on every other.
 package links
 
 import (
@@ -37,6 +40,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lodge-mail/lodge/datafiles"
 	"github.com/lodge-mail/lodge/internal/durable"
 )
 
@@ -188,6 +192,30 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	return key, nil
+}
+
+// SharedKeyName is the name of the key among the shared files.
+const SharedKeyName = "links.key"
+
+// LoadOrCreateSharedKey is LoadOrCreateKey for nodes sharing a database:
+// the key is the file SharedKeyName of files (datafiles.NewPostgres),
+// made when there is none. Nodes making it at once agree on one: every
+// node signs and verifies with the same key. A key of another size is an
+// error. (lodge settings import copies a node's links.key there, so that
+// the links it gave keep working.)
+func LoadOrCreateSharedKey(files datafiles.Files) ([]byte, error) {
+	key := make([]byte, KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	got, err := files.Create(SharedKeyName, key, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("links key: %w", err)
+	}
+	if len(got) != KeySize {
+		return nil, fmt.Errorf("links key %s: %d bytes, want %d (remove it to make a new one: every link given so far stops working)", files.Where(SharedKeyName), len(got), KeySize)
+	}
+	return got, nil
 }
 
 func readKey(path string) ([]byte, error) {
