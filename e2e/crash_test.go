@@ -113,8 +113,8 @@ func TestCrashDurability(t *testing.T) {
 // uploader opens sessions, uploads files and ends sessions until ctx ends,
 // recording what the server acknowledged.
 func uploader(ctx context.Context, client *http.Client, base, key string, rng *rand.Rand, ack *acked) {
-	do := func(method, url string, body []byte) (int, []byte, error) {
-		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	do := func(method, path string, body []byte) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -127,8 +127,16 @@ func uploader(ctx context.Context, client *http.Client, base, key string, rng *r
 		b, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, b, err
 	}
+	runSessions(ctx, do, rng, ack)
+}
+
+// runSessions is the uploaders' work: sessions of one to three PDF
+// uploads (names repeat, so uploads replace), most with metadata naming
+// their letters, each ended, until ctx ends or a request fails; do sends
+// a request to a server (path from the root) with the demo key.
+func runSessions(ctx context.Context, do func(method, path string, body []byte) (int, []byte, error), rng *rand.Rand, ack *acked) {
 	for ctx.Err() == nil {
-		code, b, err := do("GET", base+"/publicinterface/get_session_id.text?account=DEM00001", nil)
+		code, b, err := do("GET", "/publicinterface/get_session_id.text?account=DEM00001", nil)
 		if err != nil || code != 200 {
 			return
 		}
@@ -137,7 +145,7 @@ func uploader(ctx context.Context, client *http.Client, base, key string, rng *r
 		for i := 0; i < nfiles; i++ {
 			name := fmt.Sprintf("doc%d.pdf", rng.IntN(3)) // names repeat: uploads replace
 			body := onePagePDF(rng.IntN(300_000), rng)
-			code, b, err := do("PUT", base+"/direct_upload/"+epid+"/"+name, body)
+			code, b, err := do("PUT", "/direct_upload/"+epid+"/"+name, body)
 			if err != nil {
 				return
 			}
@@ -164,14 +172,14 @@ func uploader(ctx context.Context, client *http.Client, base, key string, rng *r
 				letters = append(letters, fmt.Sprintf(`{"postal":["Jo Citizen %d","10 Jones St","Melbourne VIC 3000"],"file_name":%q,"reference":"%s-%d"}`, i, name, epid, i))
 			}
 			meta := []byte(`{"letters":[` + strings.Join(letters, ",") + `]}`)
-			if code, _, err := do("PUT", base+"/direct_upload/"+epid+"/m.json", meta); err != nil {
+			if code, _, err := do("PUT", "/direct_upload/"+epid+"/m.json", meta); err != nil {
 				return
 			} else if code == 201 {
 				sum := sha1.Sum(meta)
 				ack.file(epid, "m.json", hex.EncodeToString(sum[:]))
 			}
 		}
-		code, b, err = do("GET", base+"/publicinterface/end_session.json?session_id="+epid, nil)
+		code, b, err = do("GET", "/publicinterface/end_session.json?session_id="+epid, nil)
 		if err != nil {
 			return
 		}
@@ -194,6 +202,21 @@ func verify(t *testing.T, dataDir string, ack *acked) {
 		t.Fatalf("reopening the upload store: %v", err)
 	}
 	defer st.Close()
+	verifyUploads(t, st, ack)
+	// nothing half-written: no temporary files survive a reopen
+	filepath.Walk(filepath.Join(dataDir, "upload", "blobs"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(info.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left visible", p)
+		}
+		return nil
+	})
+}
+
+// verifyUploads checks an upload store against what was acknowledged:
+// every acknowledged file is there, every stored file's bytes hash to its
+// record, every acknowledged end_session is ended with its files.
+func verifyUploads(t *testing.T, st *upload.Store, ack *acked) {
+	t.Helper()
 	ack.mu.Lock()
 	defer ack.mu.Unlock()
 	for epid, want := range ack.files {
@@ -218,7 +241,7 @@ func verify(t *testing.T, dataDir string, ack *acked) {
 			}
 		}
 		for _, f := range files {
-			b, err := os.ReadFile(st.BlobPath(epid, f))
+			b, err := readStored(st, epid, f)
 			if err != nil {
 				t.Errorf("session %s: %s: %v", epid, f.Name, err)
 				continue
@@ -245,13 +268,16 @@ func verify(t *testing.T, dataDir string, ack *acked) {
 			}
 		}
 	}
-	// nothing half-written: no temporary files survive a reopen
-	filepath.Walk(filepath.Join(dataDir, "upload", "blobs"), func(p string, info os.FileInfo, err error) error {
-		if err == nil && strings.HasPrefix(info.Name(), ".tmp-") {
-			t.Errorf("temporary file %s left visible", p)
-		}
-		return nil
-	})
+}
+
+// readStored reads a stored file's bytes through the store.
+func readStored(st *upload.Store, epid string, f upload.File) ([]byte, error) {
+	r, err := st.OpenFile(context.Background(), epid, f)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 // verifyMailroom opens the mailroom store the server left and checks it:
@@ -267,6 +293,14 @@ func verifyMailroom(t *testing.T, dataDir string, ack *acked, finished bool) {
 		t.Fatalf("reopening the mailroom store: %v", err)
 	}
 	defer ms.Close()
+	verifyMailroomStore(t, ms, []string{filepath.Join(dataDir, "print", "outbox")}, ack, finished)
+}
+
+// verifyMailroomStore is verifyMailroom's check of a mailroom store and
+// the hot folders of the nodes that produce from it: a batch is in at
+// most one of them.
+func verifyMailroomStore(t *testing.T, ms pipeline.Store, outboxes []string, ack *acked, finished bool) {
+	t.Helper()
 	ack.mu.Lock()
 	defer ack.mu.Unlock()
 	type addr struct {
@@ -324,43 +358,19 @@ func verifyMailroom(t *testing.T, dataDir string, ack *acked, finished bool) {
 			}
 		}
 	}
-	outbox := filepath.Join(dataDir, "print", "outbox")
-	ents, err := os.ReadDir(outbox)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	inFolder := map[string]bool{}
-	for _, e := range ents {
-		b, ok := known[e.Name()]
-		if !ok || !e.IsDir() {
-			t.Errorf("hot folder: %s is no batch the mailroom made", e.Name())
-			continue
+	inFolder := map[string]string{}
+	for _, outbox := range outboxes {
+		ents, err := os.ReadDir(outbox)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
 		}
-		inFolder[b.ID] = true
-		dir := filepath.Join(outbox, e.Name())
-		for _, name := range []string{production.BatchPDF, production.ManifestJSON, production.ManifestCSV, production.LodgementJSON} {
-			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-				t.Errorf("hot folder: batch %s without %s: half-written", b.ID, name)
-			}
+		for _, e := range ents {
+			verifyHotFolderBatch(t, known, inFolder, outbox, e)
 		}
-		var man production.Manifest
-		if raw, err := os.ReadFile(filepath.Join(dir, production.ManifestJSON)); err != nil || json.Unmarshal(raw, &man) != nil || man.Batch != b.ID || len(man.Letters) != len(b.Letters) {
-			t.Errorf("hot folder: batch %s: manifest %+v (%v), the batch has %d letters", b.ID, man.Batch, err, len(b.Letters))
-		}
-		f, err := os.Open(filepath.Join(dir, production.BatchPDF))
-		if err != nil {
-			continue
-		}
-		fi, _ := f.Stat()
-		doc, err := pdf.Open(f, fi.Size(), pdf.Limits{})
-		if err != nil || doc.NumPages() != b.Sheets {
-			t.Errorf("hot folder: batch %s: batch.pdf %v, want %d pages", b.ID, err, b.Sheets)
-		}
-		f.Close()
 	}
 	for _, b := range batches {
-		if b.State == pipeline.BatchReady && !inFolder[b.ID] {
-			t.Errorf("batch %s is ready but not in the hot folder", b.ID)
+		if b.State == pipeline.BatchReady && inFolder[b.ID] == "" {
+			t.Errorf("batch %s is ready but not in a hot folder", b.ID)
 		}
 	}
 	if finished {
@@ -369,6 +379,41 @@ func verifyMailroom(t *testing.T, dataDir string, ack *acked, finished bool) {
 			t.Errorf("the harness produced nothing: it tested nothing")
 		}
 	}
+}
+
+// verifyHotFolderBatch checks one entry of a hot folder: a whole batch
+// the mailroom made, in no other hot folder, its PDF of its sheets.
+func verifyHotFolderBatch(t *testing.T, known map[string]pipeline.Batch, inFolder map[string]string, outbox string, e os.DirEntry) {
+	t.Helper()
+	b, ok := known[e.Name()]
+	if !ok || !e.IsDir() {
+		t.Errorf("hot folder: %s is no batch the mailroom made", e.Name())
+		return
+	}
+	if other := inFolder[b.ID]; other != "" {
+		t.Errorf("batch %s is in two hot folders, %s and %s: produced twice", b.ID, other, outbox)
+	}
+	inFolder[b.ID] = outbox
+	dir := filepath.Join(outbox, e.Name())
+	for _, name := range []string{production.BatchPDF, production.ManifestJSON, production.ManifestCSV, production.LodgementJSON} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("hot folder: batch %s without %s: half-written", b.ID, name)
+		}
+	}
+	var man production.Manifest
+	if raw, err := os.ReadFile(filepath.Join(dir, production.ManifestJSON)); err != nil || json.Unmarshal(raw, &man) != nil || man.Batch != b.ID || len(man.Letters) != len(b.Letters) {
+		t.Errorf("hot folder: batch %s: manifest %+v (%v), the batch has %d letters", b.ID, man.Batch, err, len(b.Letters))
+	}
+	f, err := os.Open(filepath.Join(dir, production.BatchPDF))
+	if err != nil {
+		return
+	}
+	fi, _ := f.Stat()
+	doc, err := pdf.Open(f, fi.Size(), pdf.Limits{})
+	if err != nil || doc.NumPages() != b.Sheets {
+		t.Errorf("hot folder: batch %s: batch.pdf %v, want %d pages", b.ID, err, b.Sheets)
+	}
+	f.Close()
 }
 
 // waitProduced waits until no mailing of the demo account has a letter

@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/internal/tests3"
 )
 
 var binary string
@@ -46,6 +48,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	testpg.Stop() // the cluster tests' PostgreSQL and object store
+	tests3.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

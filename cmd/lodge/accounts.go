@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 )
 
@@ -60,6 +62,7 @@ Every command takes -data-dir (default lodge-data).
 type authCommand struct {
 	fs      *flag.FlagSet
 	dataDir string
+	dbURL   string   // -db: the shared database of several nodes
 	args    []string // positional arguments
 }
 
@@ -68,6 +71,7 @@ type authCommand struct {
 func newAuthCommand(group, sub, usage string, register func(fs *flag.FlagSet)) *authCommand {
 	c := &authCommand{fs: flag.NewFlagSet(group+" "+sub, flag.ContinueOnError)}
 	c.fs.StringVar(&c.dataDir, "data-dir", "lodge-data", "directory holding the index and other state; accounts live in its auth folder")
+	c.fs.StringVar(&c.dbURL, "db", "", "the PostgreSQL database nodes share (as lodge serve -db): accounts live there, not in -data-dir")
 	if register != nil {
 		register(c.fs)
 	}
@@ -107,6 +111,21 @@ func (c *authCommand) parse(args []string, positional int) error {
 // holds it; done closes what was opened. For listing, a store that does
 // not exist is reported as nil rather than made.
 func (c *authCommand) open(create bool) (s auth.Admin, done func() error, err error) {
+	if c.dbURL != "" {
+		// several nodes' accounts: the database is the one store, and
+		// every node learns of a change by its notification
+		ctx := context.Background()
+		db, err := pgdb.Open(ctx, pgdb.Config{URL: c.dbURL})
+		if err != nil {
+			return nil, nil, fmt.Errorf("-db: %w", err)
+		}
+		st, err := auth.OpenPostgres(ctx, db, auth.PostgresConfig{})
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		return st, func() error { err := st.Close(); db.Close(); return err }, nil
+	}
 	if !create {
 		if _, err := os.Stat(filepath.Join(c.dataDir, "auth")); errors.Is(err, os.ErrNotExist) {
 			return nil, nil, nil

@@ -74,6 +74,10 @@ func runServe(ctx context.Context, args []string) error {
 	faxDomain := fs.String("fax-gateway-domain", "", "send faxes as email to <number>@this domain (an email-to-fax gateway; needs -smtp)")
 	bounceAddr := fs.String("bounce-addr", "", "take bounces (delivery status notifications) by SMTP on this address, e.g. :2525; needs -bounce-domain")
 	bounceDomain := fs.String("bounce-domain", "", "the domain of the VERP return paths (bounce+<letter>@domain) whose mail -bounce-addr takes")
+	var cf clusterFlags
+	fs.StringVar(&cf.db, "db", "", "share state with other nodes in this PostgreSQL database: postgres://user@host/db or host=/run/postgresql dbname=lodge (password: PGPASSWORD or ~/.pgpass); empty: this node's own stores")
+	fs.StringVar(&cf.blob, "blob", "", "with -db, keep documents and produced files in S3-compatible storage: s3://bucket[/prefix]?endpoint=host:port[&region=R][&secure=false] (keys: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); empty: this node's disk")
+	fs.StringVar(&cf.node, "node", "", "with -db, this node's name in the database's leases and heartbeats (default host:pid; give each node its own)")
 	publicURL := fs.String("public-url", "", "the HTTPS address lodge is reached at from outside, e.g. https://mail.example.com.au: links to letters' PDFs and email tracking start with it (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,6 +103,14 @@ func runServe(ctx context.Context, args []string) error {
 		}()
 	}
 
+	// The shared database and object store, when there are: opened first
+	// and closed last, since the stores below live on them.
+	shared, err := openCluster(ctx, cf, rf.dataDir, log)
+	if err != nil {
+		return err
+	}
+	defer shared.close()
+
 	// Opened in this order, closed in reverse: index, engine, accounts.
 	ix, err := rf.open(ctx, os.Stderr)
 	if err != nil {
@@ -110,7 +122,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	store, err := auth.Open(filepath.Join(rf.dataDir, "auth"))
+	store, err := shared.authStore(ctx, rf.dataDir)
 	if err != nil {
 		return err
 	}
@@ -122,7 +134,8 @@ func runServe(ctx context.Context, args []string) error {
 	// The mailroom: its records and queue, and print production. Opened
 	// before the upload store (which asks it whether documents are still
 	// needed) and closed after it.
-	mailroomStore, err := pipeline.OpenPebble(filepath.Join(rf.dataDir, "mailroom"))
+	uploadMetrics, mailroomMetrics := metrics.NewSet(), metrics.NewSet()
+	mailroomStore, err := shared.mailroomStore(rf.dataDir, log, mailroomMetrics)
 	if err != nil {
 		return err
 	}
@@ -141,10 +154,9 @@ func runServe(ctx context.Context, args []string) error {
 		log.Info("print batches are also sent to a printer", "printer", *printerURI)
 	}
 
-	// the upload and mailroom counters, served on /metrics with the
+	// the upload and mailroom counters are served on /metrics with the
 	// server's (below)
-	uploadMetrics, mailroomMetrics := metrics.NewSet(), metrics.NewSet()
-	uploads, err := upload.Open(filepath.Join(rf.dataDir, "upload"), upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL,
+	uploads, err := shared.uploadStore(rf.dataDir, upload.Options{MaxFileBytes: *maxUpload, SessionTTL: *sessionTTL,
 		MinFreeBytes: *minFree, Retention: *retention, Metrics: uploadMetrics,
 		Keep: func(epid string) bool {
 			m, err := mailroomStore.Mailing(epid)
@@ -248,8 +260,9 @@ func runServe(ctx context.Context, args []string) error {
 	// the janitor and the mailroom's workers stop before the stores close
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); upload.RunJanitor(workers, uploads, time.Minute, log) }()
+	go func() { defer wg.Done(); shared.heartbeat(workers) }()
 	go func() { defer wg.Done(); mailroom.Run(workers) }()
 	defer func() { stopWorkers(); wg.Wait() }()
 	if sms != nil {
@@ -280,7 +293,7 @@ func runServe(ctx context.Context, args []string) error {
 		portal.New(portal.Config{Mailroom: mailroom, Auth: authn, TrustedProxies: trusted, Log: log,
 			Prices:  &billing.Prices{Dir: rf.dataDir}, // the usage page's currency, as lodge invoice's
 			Preview: producer.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError,
-			Uploads: uploadHandler, Library: docLib})}
+			Uploads: uploadHandler, Library: docLib, Sessions: shared.portalSessions()})}
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
 		Public:  public,
@@ -288,13 +301,15 @@ func runServe(ctx context.Context, args []string) error {
 		Addr:    *addr, PlainAddr: *plain, TLSCert: *cert, TLSKey: *key, DataDir: rf.dataDir,
 		TrustedProxies: trusted, MaxBodyBytes: *maxBody, MaxConns: *maxConns,
 		LargeRPCBytes: *largeBytes, LargeRPCBytesPerAccount: *largeBytesAccount, LargeRPCWorkers: *largeWorkers, DrainDelay: *drain, ShutdownTimeout: *shutdownTimeout,
-		RPC: rpc.Config{MaxAddresses: *maxAddrs, MaxRequestAddresses: *maxReqAddrs},
+		RPC:         rpc.Config{MaxAddresses: *maxAddrs, MaxRequestAddresses: *maxReqAddrs},
+		ReadyChecks: shared.readyChecks(),
 	}, eng, ix, authn, log)
 	if err != nil {
 		return err
 	}
 	srv.Metrics().RegisterMetricsWriter(uploadMetrics.WritePrometheus)
 	srv.Metrics().RegisterMetricsWriter(mailroomMetrics.WritePrometheus)
+	srv.Metrics().RegisterMetricsWriter(shared.set.WritePrometheus)
 	c, made := srv.Certificate()
 	if *cert == "" {
 		certPath, _ := server.SelfSignedPaths(rf.dataDir)

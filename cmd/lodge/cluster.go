@@ -1,0 +1,144 @@
+// Wiring of a node of several (lodge serve -db, -blob): which stores are
+// shared, and how they are opened and closed. serve.go asks for each
+// store here; with neither flag every store is the embedded one, as on a
+// single node.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/blob"
+	"github.com/lodge-mail/lodge/pgdb"
+	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/portal"
+	"github.com/lodge-mail/lodge/upload"
+)
+
+// clusterFlags are serve's flags for sharing state with other nodes.
+type clusterFlags struct {
+	db, blob, node string
+}
+
+// cluster is what a node shares with the others: nil fields on a single
+// node.
+type cluster struct {
+	db    *pgdb.DB
+	blobs blob.Store
+	node  string
+	set   *metrics.Set
+}
+
+// openCluster connects to the shared database and object store the flags
+// name (none: a single node, c.db nil). The schema is migrated here,
+// before any store opens, so that nodes starting together agree on it.
+func openCluster(ctx context.Context, f clusterFlags, dataDir string, log *slog.Logger) (*cluster, error) {
+	c := &cluster{set: metrics.NewSet()}
+	if f.db == "" {
+		if f.blob != "" {
+			return nil, errors.New("-blob needs -db: a node shares its records and their objects together")
+		}
+		return c, nil
+	}
+	db, err := pgdb.Open(ctx, pgdb.Config{URL: f.db})
+	if err != nil {
+		return nil, fmt.Errorf("-db: %w", err)
+	}
+	c.db = db
+	// without -blob, objects stay on this node's disk, where the embedded
+	// store keeps them: right for one node on PostgreSQL, or several on a
+	// shared file system mounted at the same path
+	blobs, err := blob.Open(ctx, f.blob, filepath.Join(dataDir, "upload"), c.set)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("-blob: %w", err)
+	}
+	c.blobs = blobs
+	c.node = f.node
+	if c.node == "" {
+		host, _ := os.Hostname()
+		c.node = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	c.set.NewGauge("lodge_db_round_trips_total", func() float64 { return float64(db.RoundTrips()) })
+	c.set.NewGauge("lodge_db_pool_connections", func() float64 { return float64(db.Pool.Stat().TotalConns()) })
+	c.set.NewGauge("lodge_db_pool_acquired", func() float64 { return float64(db.Pool.Stat().AcquiredConns()) })
+	v, _ := db.Version(ctx)
+	log.Info("shared state", "node", c.node, "schema", v, "objects", blobKind(f.blob))
+	return c, nil
+}
+
+func blobKind(url string) string {
+	if url == "" {
+		return "local disk"
+	}
+	if i := strings.IndexByte(url, '?'); i >= 0 {
+		url = url[:i]
+	}
+	return url
+}
+
+// shared reports whether this node shares its state.
+func (c *cluster) shared() bool { return c.db != nil }
+
+// close closes the database last: every store on it closes first.
+func (c *cluster) close() {
+	if c.db != nil {
+		c.db.Close()
+	}
+}
+
+// heartbeat records the node in lodge_nodes until ctx ends.
+func (c *cluster) heartbeat(ctx context.Context) {
+	if c.db != nil {
+		c.db.Heartbeat(ctx, c.node, version, 0)
+	}
+}
+
+// readyChecks are /readyz's checks of the shared stores.
+func (c *cluster) readyChecks() map[string]func(context.Context) error {
+	if c.db == nil {
+		return nil
+	}
+	return map[string]func(context.Context) error{
+		"database":     c.db.Ping,
+		"object store": c.blobs.Ready,
+	}
+}
+
+func (c *cluster) authStore(ctx context.Context, dataDir string) (*auth.Store, error) {
+	if c.db == nil {
+		return auth.Open(filepath.Join(dataDir, "auth"))
+	}
+	return auth.OpenPostgres(ctx, c.db, auth.PostgresConfig{})
+}
+
+func (c *cluster) mailroomStore(dataDir string, log *slog.Logger, set *metrics.Set) (pipeline.Store, error) {
+	if c.db == nil {
+		return pipeline.OpenPebble(filepath.Join(dataDir, "mailroom"))
+	}
+	return pipeline.OpenPostgres(c.db, pipeline.PostgresOptions{Node: c.node, Metrics: set, Log: log})
+}
+
+func (c *cluster) uploadStore(dataDir string, opt upload.Options) (*upload.Store, error) {
+	if c.db == nil {
+		return upload.Open(filepath.Join(dataDir, "upload"), opt)
+	}
+	return upload.OpenShared(c.db, c.blobs, opt)
+}
+
+// portalSessions is nil (in memory) on a single node.
+func (c *cluster) portalSessions() portal.SessionStore {
+	if c.db == nil {
+		return nil
+	}
+	return portal.NewPostgresSessions(c.db, 0)
+}
