@@ -11,6 +11,7 @@ import (
 
 	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testpg"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pgdb"
 )
 
@@ -34,6 +35,28 @@ var backends = []backend{
 		_, db, blobs := sharedPlace(t, dir)
 		return func(opt Options) *Store { return openShared(t, db, blobs, opt) }
 	}},
+	{name: "postgres+s3", place: func(t *testing.T, dir string) func(Options) *Store {
+		_, db, _ := sharedPlace(t, dir)
+		blobs := s3Place(t, dir)
+		return func(opt Options) *Store { return openShared(t, db, blobs, opt) }
+	}},
+}
+
+// s3Place is a blob store in a new bucket of the test binary's
+// S3-compatible server (tests3), its node cache in dir/s3cache. Bodies of
+// more than 5 MiB are multipart uploads.
+func s3Place(t testing.TB, dir string) blob.Store {
+	t.Helper()
+	srv := tests3.Shared(t)
+	s, err := blob.NewS3(context.Background(), blob.S3Config{
+		Bucket: tests3.NewBucket(t), Endpoint: srv.Endpoint(),
+		AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(),
+		CacheDir: filepath.Join(dir, "s3cache"), PartSize: 5 << 20,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // forBackends runs test once per backend, as subtests.
@@ -72,17 +95,6 @@ func openShared(t testing.TB, db *pgdb.DB, blobs blob.Store, opt Options) *Store
 	}
 	t.Cleanup(func() { closeStore(s) })
 	return s
-}
-
-// nodes is n stores sharing a new database and blob store, with opt.
-func nodes(t *testing.T, n int, opt Options) []*Store {
-	t.Helper()
-	_, db, blobs := sharedPlace(t, t.TempDir())
-	out := make([]*Store, n)
-	for i := range out {
-		out[i] = openShared(t, db, blobs, opt)
-	}
-	return out
 }
 
 // blobs lists the names of a session's blobs: the entries of its blob

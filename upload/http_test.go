@@ -686,6 +686,9 @@ func TestPutNoSpace(t *testing.T) { forBackends(t, testPutNoSpace) }
 
 func testPutNoSpace(t *testing.T, b backend) {
 	w := newWebOn(t, b)
+	if _, local := w.s.blobs.(interface{ Root() string }); w.s.pg != nil && !local {
+		t.Skip("object storage refuses for itself when it is full: MinFreeBytes is about this node's disk")
+	}
 	epid := w.newSession()
 	first := pdfPages(1)
 	if a := w.putFile(epid, "a.pdf", first); a.status != 201 {

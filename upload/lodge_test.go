@@ -16,6 +16,7 @@ import (
 
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testpg"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/rpc"
@@ -24,6 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testpg.Stop()
+	tests3.Stop()
 	testref.Cleanup()
 	removeHistory()
 	os.Exit(code)

@@ -378,6 +378,10 @@ func (s *Store) putShared(ss Session, by, name string, declared int64, body io.R
 		}
 		return File{}, fmt.Errorf("receiving %s: %w", name, err)
 	}
+	if in.err != nil { // the body failed, whatever the store made of it
+		s.blobs.Delete(ctx, key)
+		return File{}, fmt.Errorf("receiving %s: %w", name, in.err)
+	}
 	if info.Size != in.n || info.SHA1 == "" {
 		s.blobs.Delete(ctx, key)
 		return File{}, fmt.Errorf("receiving %s: the blob store kept %d bytes (sha1 %q) of %d", name, info.Size, info.SHA1, in.n)

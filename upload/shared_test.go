@@ -20,8 +20,40 @@ import (
 // What only sharing adds: several *Store values on one database and one
 // blob store act as the nodes of a deployment.
 
-// shared is the backend of the shared store on the local disk.
-var sharedBackend = backends[1]
+// sharedBackends are the backends of several nodes: PostgreSQL with the
+// blobs on the local disk (a file system all nodes mount), and with
+// object storage.
+var sharedBackends = backends[1:]
+
+// forShared runs test once per shared backend, as subtests.
+func forShared(t *testing.T, test func(t *testing.T, b backend)) {
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) { test(t, b) })
+	}
+}
+
+// nodesOn is n stores of the backend sharing a new database and blob
+// store, with opt.
+func nodesOn(t *testing.T, b backend, n int, opt Options) []*Store {
+	t.Helper()
+	node := b.place(t, t.TempDir())
+	out := make([]*Store, n)
+	for i := range out {
+		out[i] = node(opt)
+	}
+	return out
+}
+
+// placeOf is a new database and blob store of the backend, bare.
+func placeOf(t *testing.T, b backend) (string, *pgdb.DB, blob.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	url, db, local := sharedPlace(t, dir)
+	if b.name == "postgres+s3" {
+		return url, db, s3Place(t, dir)
+	}
+	return url, db, local
+}
 
 // otherNode is another node of a shared rig: a store on the rig's
 // database and blob store, with its Lodger (the same mailroom) and
@@ -37,8 +69,10 @@ func (r *rig) otherNode() *Handler {
 // TestNodesOneSession: a session opened on node A takes its files on
 // node B and ends on node C; the mailroom gets each document's blob key,
 // which every node reads.
-func TestNodesOneSession(t *testing.T) {
-	r := newRigOn(t, sharedBackend)
+func TestNodesOneSession(t *testing.T) { forShared(t, testNodesOneSession) }
+
+func testNodesOneSession(t *testing.T, be backend) {
+	r := newRigOn(t, be)
 	b, c := r.otherNode(), r.otherNode()
 	doc := pdfPages(2)
 	ss, err := r.s.CreateSession("ABC12345", "clerk")
@@ -94,8 +128,10 @@ func TestNodesOneSession(t *testing.T) {
 // locks in the database: each name counts every upload, and exactly the
 // last one's blob is left (a replaced blob read before another node's
 // commit would be left behind, or the live one deleted). Run with -race.
-func TestNodesConcurrentUploads(t *testing.T) {
-	ns := nodes(t, 3, Options{})
+func TestNodesConcurrentUploads(t *testing.T) { forShared(t, testNodesConcurrentUploads) }
+
+func testNodesConcurrentUploads(t *testing.T, b backend) {
+	ns := nodesOn(t, b, 3, Options{})
 	var sessions []Session
 	for i := 0; i < 2; i++ {
 		ss, err := ns[i].CreateSession("ABC12345", "clerk")
@@ -169,10 +205,12 @@ func waitLockWaiter(t *testing.T, s *Store, done <-chan error) {
 // database but its wait); once A ended the session, the upload is refused
 // as to an ended session and its blob deleted; once A rejected the
 // mailing, the upload is committed.
-func TestNodesEndHoldsUploads(t *testing.T) {
+func TestNodesEndHoldsUploads(t *testing.T) { forShared(t, testNodesEndHoldsUploads) }
+
+func testNodesEndHoldsUploads(t *testing.T, be backend) {
 	f := func(end bool, want error) {
 		t.Helper()
-		ns := nodes(t, 2, Options{})
+		ns := nodesOn(t, be, 2, Options{})
 		a, b := ns[0], ns[1]
 		ss, err := a.CreateSession("ABC12345", "clerk")
 		if err != nil {
@@ -221,9 +259,11 @@ func TestNodesEndHoldsUploads(t *testing.T) {
 // TestNodesSweepOnce: the janitors of three nodes sweeping together
 // expire each session due once (the counts add up to the sessions) and
 // leave no blob of them.
-func TestNodesSweepOnce(t *testing.T) {
+func TestNodesSweepOnce(t *testing.T) { forShared(t, testNodesSweepOnce) }
+
+func testNodesSweepOnce(t *testing.T, b backend) {
 	c := newClock()
-	ns := nodes(t, 3, Options{Now: c.Now})
+	ns := nodesOn(t, b, 3, Options{Now: c.Now})
 	var due []Session
 	for i := 0; i < 12; i++ {
 		ss, err := ns[i%3].CreateSession("ABC12345", "clerk")
@@ -291,9 +331,11 @@ func (f *failingDeletes) Delete(ctx context.Context, key string) error {
 // node committed to and did not finish (a closing, a purge) is finished
 // by another node's janitor once its lease is over, not before; a purge
 // finished so counts and marks the mailing purged.
-func TestSharedOrphansAndTakeover(t *testing.T) {
+func TestSharedOrphansAndTakeover(t *testing.T) { forShared(t, testSharedOrphansAndTakeover) }
+
+func testSharedOrphansAndTakeover(t *testing.T, b backend) {
 	c := newClock()
-	_, db, local := sharedPlace(t, t.TempDir())
+	_, db, local := placeOf(t, b)
 	stopping := &failingDeletes{Store: local}
 	x := openShared(t, db, stopping, Options{Now: c.Now}) // the node that stops
 	open, _ := x.CreateSession("ABC12345", "clerk")
@@ -388,8 +430,10 @@ func (w *watched) Delete(ctx context.Context, key string) error {
 // returned) before its record commits, and a replaced blob is deleted
 // only once the record naming the new one is committed; an upload whose
 // commit fails (the database unreachable) leaves no blob.
-func TestSharedPutOrder(t *testing.T) {
-	url, db, local := sharedPlace(t, t.TempDir())
+func TestSharedPutOrder(t *testing.T) { forShared(t, testSharedPutOrder) }
+
+func testSharedPutOrder(t *testing.T, b backend) {
+	url, db, local := placeOf(t, b)
 	var s *Store
 	var epid string
 	record := func() string { // the blob a.pdf's committed record names
@@ -449,8 +493,10 @@ func TestSharedPutOrder(t *testing.T) {
 // adds or replaces a file; end_session's are counted and bounded so that
 // a change that adds one shows here (the mailroom's store, pebble in this
 // test, not counted).
-func TestRoundTrips(t *testing.T) {
-	w := newWebOn(t, sharedBackend)
+func TestRoundTrips(t *testing.T) { forShared(t, testRoundTrips) }
+
+func testRoundTrips(t *testing.T, b backend) {
+	w := newWebOn(t, b)
 	db := w.s.pg
 	epid := w.newSession()
 	f := func(what string, max int64, do func() answer, want int) {
