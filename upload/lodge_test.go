@@ -16,8 +16,8 @@ import (
 
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testpg"
-	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/rpc"
 )
