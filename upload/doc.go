@@ -3,6 +3,21 @@
 // ../shared/spec/mail-upload-address-check.md, response layouts as in
 // ../shared/docs/service-compat.md).
 //
+// # Two stores
+//
+// Open is the embedded store of one node: records in pebble and bytes in
+// files under one directory (the layouts below). OpenShared is the store
+// of several nodes behind a load balancer: records in PostgreSQL (the
+// shared pgdb.DB) and bytes in a blob.Store (object storage, or a local
+// disk all nodes mount), under the same keys as the embedded store's
+// paths (BlobKey: blobs/<epid>/<blob>). Any node takes any request: a
+// session opened on one node takes uploads on another and ends on a
+// third. Both keep the promises below; where the shared store differs it
+// says so. Readers of the bytes go through the store (OpenFile,
+// LocalPath), never a path built by hand; a mailing's documents reach the
+// mailroom with their blob key (pipeline.File.Blob) beside this node's
+// path.
+//
 // # Durability
 //
 // A 201 for an uploaded file and a successful end_session mean the bytes
@@ -14,6 +29,12 @@
 // made, before any record points into it. A crash at any point leaves
 // either the old record with its old blob or the new record with its new
 // blob; blobs without records are removed when the store opens.
+// The shared store keeps the same order: the blob is Put (durable when
+// Put returns: fsync and rename on a disk, the server's acknowledgement
+// in object storage), then the record commits (one transaction), then a
+// replaced name's old blob is deleted; a commit refused or failed
+// deletes the new blob. A crash between the Put and the commit leaves an
+// orphan blob, removed as the rules under Lifecycle say.
 // end_session hands the mailing and its letters to the mailroom (package
 // pipeline: one durable commit there), then marks the session ended (one
 // here); a crash between the two is finished by the next end_session of
@@ -45,6 +66,26 @@
 // indexes builds them once when it opens (and tidies every blob directory
 // as start-up then did).
 //
+// With several nodes no node removes, at start or in the janitor, a blob
+// of an open session that has no record: it may be an upload in flight
+// on another node, between its Put and its commit. An orphan (a node
+// stopped between the two, or while deleting a replaced blob) stays
+// under its session's prefix until the session's blobs are removed
+// whole: when the session expires or is abandoned, or when its documents
+// are purged; no commit can name a blob of a session no longer open, so
+// every blob under its prefix may go then (in object storage by listing
+// the prefix blobs/<epid>/; a bucket lifecycle rule should abort
+// incomplete multipart uploads, which a node that dies mid-Put leaves).
+// Whoever closes a session or purges its documents marks it (sweep) in
+// the same commit as the decision, with a lease (10 minutes), deletes its
+// blobs, then clears the mark; the janitor of any node takes over the
+// marks whose lease ran out (the node stopped), claiming each with
+// UPDATE ... FOR UPDATE SKIP LOCKED. Expiry and purge decisions are
+// conditional updates under the session's lock, so that of several
+// janitors one expires or purges a session. Deleting twice is harmless.
+// Start-up of a shared store removes nothing. Nodes' clocks (Options.Now)
+// are taken to agree within seconds.
+//
 // # On-disk layout
 //
 //	<dir>/db/                       pebble: the records below
@@ -71,6 +112,36 @@
 //	                              indexes (1); a store without it builds them
 //	                              when it opens
 //
+// # PostgreSQL layout (OpenShared)
+//
+// Migration 0200_upload (pgdb/migrations; its down script drops both
+// tables):
+//
+//	upload_sessions   one row a session: epid (primary key), account,
+//	                  user_name, state, created, expires, ended, ended_by,
+//	                  purged, reason, result (the end_session answer, jsonb),
+//	                  sweep and sweep_until (its blobs being deleted, and
+//	                  the lease of the node at it)
+//	upload_files      one row a file: (epid, name) primary key and the
+//	                  fields of File (first_at, last_at: Unix seconds)
+//
+// Indexes: (account, created DESC, epid) for recent_uploads; partial
+// indexes of the open sessions by expiry, of the ended mailings whose
+// documents are kept by end time, and of the sessions marked sweep by
+// lease: the janitor reads only them. Times are timestamptz
+// (microseconds: a shared store's session times are whole microseconds);
+// EPIDs and names compare byte by byte (COLLATE "C"). The blobs are the
+// objects blobs/<epid>/<rand>.blob of the blob store (and on a local
+// disk its .tmp-* files of Puts in progress).
+//
+// Database round trips (pgdb.DB.RoundTrips): a PUT costs 2, the
+// handler's read of the session and the commit (the session's lock, the
+// check that it is open, the previous blob read and the record written
+// in one statement after the lock, sent as one pipeline); end_session
+// costs 5 when it counts pages and accepts (the read of the session, the
+// lock with the session and its files, the page counts, the end, the
+// unlock; the mailroom's are its own), 1 when repeated.
+//
 // # Metrics and logs
 //
 // The store counts sessions, files, bytes, mailings, letters by status and
@@ -83,4 +154,11 @@
 //
 // A Store is safe for concurrent use. Operations on one session are
 // serialised by a per-session lock; different sessions proceed in parallel.
+// With several nodes the lock is also PostgreSQL's: every transaction
+// that writes a session's records first takes its advisory lock
+// (pg_advisory_xact_lock), and end_session holds it for its whole run as
+// a session-level advisory lock on a connection of its own (its own
+// writes then need not take it); a node that dies loses the connection
+// and the lock with it. An upload on one node waits for an end_session
+// of its session on another, and is then refused if the session ended.
 package upload
