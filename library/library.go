@@ -48,6 +48,35 @@
 // share: a reader sees an index and opens its blobs before any writer can
 // remove them, and an open document stays readable whatever happens to
 // it later.
+//
+// # Several nodes
+//
+// OpenShared keeps the libraries of nodes sharing a PostgreSQL database
+// and a blob.Store (lodge serve -db, -blob), with the same names, checks,
+// limits and errors, so that a document uploaded on one node is listed,
+// shown and used by end_session on every other:
+//
+//	library_documents (account, name)   a row per document (migration
+//	                                    0400_library), its Document
+//	library/<account>/<rand>.blob       its bytes, an object of the store
+//	library_loose (blob, since)         objects no row may name yet or
+//	                                    any more (see below)
+//
+// Put receives and checks a document in a temporary file of this node
+// (Options.TempDir) exactly as on one node, then records its new object
+// as loose, stores the object (durable when Put returns: blob.Store's
+// promise) and commits its row in one statement that also takes the
+// object off the loose list, checks the account's room under the
+// account's advisory lock (MaxDocuments holds across nodes) and puts a
+// replaced document's object on the loose list. Its success means the row
+// and the object are both durable. Delete moves the row's object to the
+// loose list in the statement that deletes the row. The objects of
+// replaced and deleted documents are deleted at once and taken off the
+// list; what a node that died left on it is deleted by Sweep once an hour
+// old (a Put never commits an object loose for more than half that:
+// maxLooseAge). A reader that finds the object of the row it read gone
+// (replaced or deleted meanwhile by another node) reads the row again: it
+// gets the new document, or ErrNotFound.
 package library
 
 import (
@@ -125,6 +154,23 @@ type Options struct {
 	// (tests); the default isolates the parser from hostile documents.
 	InProcess bool
 	Now       func() time.Time
+	// TempDir holds uploads while they are checked, for a shared library
+	// (OpenShared; default os.TempDir()). One node's library keeps them
+	// in the account's directory.
+	TempDir string
+}
+
+func (opt Options) withDefaults() Options {
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if opt.MaxDocuments <= 0 {
+		opt.MaxDocuments = DefaultMaxDocuments
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	return opt
 }
 
 // Document is one document of an account's library.
@@ -136,14 +182,16 @@ type Document struct {
 	SHA1     string    `json:"sha1"`
 	Uploaded time.Time `json:"uploaded"`
 	By       string    `json:"by"`   // the portal user who uploaded it
-	Blob     string    `json:"blob"` // its file under <dir>/<account>/
+	Blob     string    `json:"blob"` // its file under <dir>/<account>/ (shared: the object library/<account>/<blob>)
 }
 
-// Library is the accounts' documents libraries under one directory.
+// Library is the accounts' documents libraries under one directory, or
+// shared by several nodes (OpenShared).
 type Library struct {
 	dir string
 	opt Options
 	mu  sync.RWMutex // held to change an index (write), or to read one and open its blobs (read)
+	sh  *shared      // nil: one node's directory
 }
 
 const indexName = "index.json"
@@ -152,15 +200,7 @@ const indexName = "index.json"
 // interrupted upload or change left: temporary files and blobs no index
 // names.
 func Open(dir string, opt Options) (*Library, error) {
-	if opt.MaxBytes <= 0 {
-		opt.MaxBytes = DefaultMaxBytes
-	}
-	if opt.MaxDocuments <= 0 {
-		opt.MaxDocuments = DefaultMaxDocuments
-	}
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt = opt.withDefaults()
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
@@ -232,6 +272,9 @@ func (l *Library) List(account string) ([]Document, error) {
 	if !auth.ValidAccountCode(account) {
 		return nil, nil
 	}
+	if l.sh != nil {
+		return l.sh.list(account)
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	docs, err := l.load(account)
@@ -244,6 +287,9 @@ func (l *Library) List(account string) ([]Document, error) {
 func (l *Library) Get(account, name string) (Document, error) {
 	if !auth.ValidAccountCode(account) {
 		return Document{}, ErrNotFound
+	}
+	if l.sh != nil {
+		return l.sh.get(account, name)
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -266,9 +312,12 @@ func (l *Library) find(account, name string) (Document, error) {
 // Read returns an account's document open for reading: the caller
 // closes it. It stays readable after the document is deleted or
 // replaced.
-func (l *Library) Read(account, name string) (Document, *os.File, error) {
+func (l *Library) Read(account, name string) (Document, io.ReadCloser, error) {
 	if !auth.ValidAccountCode(account) {
 		return Document{}, nil, ErrNotFound
+	}
+	if l.sh != nil {
+		return l.sh.read(account, name)
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -289,6 +338,9 @@ func (l *Library) Read(account, name string) (Document, *os.File, error) {
 func (l *Library) PortalDocs(account string, names []string) ([]upload.PortalDoc, error) {
 	if !auth.ValidAccountCode(account) {
 		return nil, nil
+	}
+	if l.sh != nil {
+		return l.sh.portalDocs(account, names)
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -335,7 +387,8 @@ func CheckName(name string) error {
 // Put stores body as the account's document name, uploaded by by,
 // replacing a document of the same name. declared is the body's size
 // when known, else -1. The document's type and pages are checked before
-// it is stored; on success it is on disk.
+// it is stored; on success it is on disk (shared: its row committed and
+// its object stored).
 func (l *Library) Put(account, by, name string, declared int64, body io.Reader) (Document, error) {
 	if !auth.ValidAccountCode(account) {
 		return Document{}, fmt.Errorf("library: account %q is not an account code", account)
@@ -360,11 +413,15 @@ func (l *Library) Put(account, by, name string, declared int64, body io.Reader) 
 	if err != nil {
 		return Document{}, &RefusedError{Msg: err.Error()}
 	}
-	dir, err := l.makeAccountDir(account)
-	if err != nil {
+	var dir, pattern string
+	if l.sh != nil {
+		dir, pattern = l.opt.TempDir, "lodge-library-*"
+	} else if dir, err = l.makeAccountDir(account); err != nil {
 		return Document{}, err
+	} else {
+		pattern = ".tmp-*"
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return Document{}, err
 	}
@@ -388,8 +445,10 @@ func (l *Library) Put(account, by, name string, declared int64, body io.Reader) 
 	if declared >= 0 && size != declared {
 		return Document{}, &ReadError{fmt.Errorf("%d bytes, %d declared", size, declared)}
 	}
-	if err := tmp.Sync(); err != nil {
-		return Document{}, err
+	if l.sh == nil { // the file becomes the document's: shared, the object does
+		if err := tmp.Sync(); err != nil {
+			return Document{}, err
+		}
 	}
 	pages, err := l.countPages(kind, tmp, size)
 	if err != nil {
@@ -397,6 +456,11 @@ func (l *Library) Put(account, by, name string, declared int64, body io.Reader) 
 			return Document{}, err // not the document's fault
 		}
 		return Document{}, &RefusedError{Msg: fmt.Sprintf("%s: %v", name, err)}
+	}
+	if l.sh != nil {
+		d := Document{Name: name, Kind: string(kind), Size: size, Pages: pages, SHA1: hex.EncodeToString(h.Sum(nil)),
+			Uploaded: l.opt.Now().UTC().Truncate(time.Microsecond), By: by} // as the database keeps it
+		return l.sh.put(account, d, tmp, l.opt.MaxDocuments)
 	}
 	if err := tmp.Close(); err != nil {
 		return Document{}, err
@@ -436,6 +500,9 @@ func (l *Library) Put(account, by, name string, declared int64, body io.Reader) 
 // library is full and name is not one of its documents (Put checks again
 // when it commits).
 func (l *Library) room(account, name string) error {
+	if l.sh != nil {
+		return l.sh.room(account, name, l.opt.MaxDocuments)
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	docs, err := l.load(account)
@@ -453,6 +520,9 @@ func (l *Library) room(account, name string) error {
 func (l *Library) Delete(account, name string) error {
 	if !auth.ValidAccountCode(account) {
 		return ErrNotFound
+	}
+	if l.sh != nil {
+		return l.sh.delete(account, name)
 	}
 	gone, err := l.commit(account, func(docs []Document) ([]Document, error) {
 		i := slices.IndexFunc(docs, func(d Document) bool { return d.Name == name })

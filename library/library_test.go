@@ -2,10 +2,12 @@ package library
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +17,13 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testdoc"
+	"github.com/lodge-mail/lodge/internal/testpg"
+	"github.com/lodge-mail/lodge/pgdb"
 )
+
+func TestMain(m *testing.M) { testpg.Main(m) }
 
 func openLib(t *testing.T, dir string, opt Options) *Library {
 	t.Helper()
@@ -45,11 +52,131 @@ func files(t *testing.T, dir string) []string {
 	return out
 }
 
+// rig is a library's storage under test: node opens a library over it
+// (each call another node, over the same storage); stored lists the
+// blobs kept for an account (its documents' Blob, once each, if all is
+// well), sorted; leftovers what a finished Put or Delete must not leave
+// (temporary files, loose objects).
+type rig struct {
+	node      func(opt Options) *Library
+	stored    func(account string) []string
+	leftovers func() []string
+	db        *pgdb.DB // shared: the database
+}
+
+// backends is the table of storages every library test runs over.
+var backends = []struct {
+	name string
+	new  func(t *testing.T) *rig
+}{
+	{"local", func(t *testing.T) *rig {
+		dir := t.TempDir()
+		return &rig{
+			node: func(opt Options) *Library { return openLib(t, dir, opt) },
+			stored: func(account string) []string {
+				var out []string
+				ents, _ := os.ReadDir(filepath.Join(dir, account))
+				for _, e := range ents {
+					if e.Name() != indexName {
+						out = append(out, e.Name())
+					}
+				}
+				return out
+			},
+			leftovers: func() []string {
+				var out []string
+				filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+					if err == nil && e.Type().IsRegular() && e.Name() != indexName && !strings.HasSuffix(e.Name(), ".blob") {
+						out = append(out, p)
+					}
+					return nil
+				})
+				return out
+			},
+		}
+	}},
+	{"shared", func(t *testing.T) *rig {
+		url := testpg.NewDatabase(t)
+		blobRoot, tmpDir := t.TempDir(), t.TempDir()
+		r := &rig{}
+		open := func() (*pgdb.DB, *blob.Local) {
+			db, err := pgdb.Open(context.Background(), pgdb.Config{URL: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(db.Close)
+			bs, err := blob.NewLocal(blobRoot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db, bs
+		}
+		var bs *blob.Local
+		r.db, bs = open()
+		r.node = func(opt Options) *Library {
+			t.Helper()
+			db, bs := open()
+			opt.InProcess = true
+			if opt.Now == nil {
+				opt.Now = func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) }
+			}
+			opt.TempDir = tmpDir
+			l, err := OpenShared(db, bs, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		r.stored = func(account string) []string {
+			var out []string
+			err := bs.List(context.Background(), "library/"+account+"/", func(i blob.Info) error {
+				out = append(out, strings.TrimPrefix(i.Key, "library/"+account+"/"))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		r.leftovers = func() []string {
+			var out []string
+			for _, n := range files(t, tmpDir) {
+				out = append(out, "temp "+n)
+			}
+			filepath.WalkDir(blobRoot, func(p string, e fs.DirEntry, err error) error {
+				if err == nil && strings.HasPrefix(e.Name(), ".tmp-") {
+					out = append(out, p)
+				}
+				return nil
+			})
+			rows, err := r.db.Pool.Query(context.Background(), `SELECT blob FROM library_loose`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var k string
+				rows.Scan(&k)
+				out = append(out, "loose "+k)
+			}
+			return out
+		}
+		return r
+	}},
+}
+
+// forEach runs test over every backend, each with storage of its own.
+func forEach(t *testing.T, test func(t *testing.T, r *rig)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { test(t, b.new(t)) })
+	}
+}
+
 // TestPutHostile: names and contents a customer may send; each refused
 // with a message and nothing stored, or accepted with its kind and pages.
-func TestPutHostile(t *testing.T) {
-	dir := t.TempDir()
-	l := openLib(t, dir, Options{MaxBytes: 64 << 10})
+func TestPutHostile(t *testing.T) { forEach(t, testPutHostile) }
+
+func testPutHostile(t *testing.T, r *rig) {
+	l := r.node(Options{MaxBytes: 64 << 10})
 	f := func(name string, body []byte, want string) {
 		t.Helper()
 		d, err := l.Put("ABC12345", "jo", name, int64(len(body)), bytes.NewReader(body))
@@ -109,12 +236,43 @@ func TestPutHostile(t *testing.T) {
 	if err != nil || len(docs) != 5 {
 		t.Fatalf("List: %d %v", len(docs), err)
 	}
-	// only blobs and the index are left
-	for _, n := range files(t, filepath.Join(dir, "ABC12345")) {
-		if n != indexName && !strings.HasSuffix(n, ".blob") {
-			t.Errorf("left behind: %s", n)
+	// only the documents' blobs are left
+	if left := r.leftovers(); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	var want []string
+	for _, d := range docs {
+		want = append(want, d.Blob)
+	}
+	if got := r.stored("ABC12345"); !sameSet(got, want) {
+		t.Errorf("stored %v, documents' %v", got, want)
+	}
+	// names no document can have are not found (and never reach a
+	// database)
+	for _, name := range []string{"", "a\x00.pdf", "\xff.pdf", "../ABC12345/letter.pdf", strings.Repeat("x", 300) + ".pdf", "x.exe"} {
+		if _, err := l.Get("ABC12345", name); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(%q): %v", name, err)
+		}
+		if _, _, err := l.Read("ABC12345", name); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Read(%q): %v", name, err)
+		}
+		if err := l.Delete("ABC12345", name); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Delete(%q): %v", name, err)
 		}
 	}
+	if pd, err := l.PortalDocs("ABC12345", []string{"a\x00.pdf", "\xff.pdf", "letter.pdf"}); err != nil || len(pd) != 1 {
+		t.Errorf("PortalDocs with hostile names: %v %v", pd, err)
+	} else {
+		pd[0].Body.Close()
+	}
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // zipNotXPS is a ZIP named .xps that is no XPS package: refused when its
@@ -129,9 +287,10 @@ func zipNotXPS(t *testing.T) []byte {
 // upload replaces the old, whose blob goes); another account's document
 // is not found by Get, Read, PortalDocs or Delete; deleted documents go
 // with their blob.
-func TestPutReplaceDeleteAndAccounts(t *testing.T) {
-	dir := t.TempDir()
-	l := openLib(t, dir, Options{})
+func TestPutReplaceDeleteAndAccounts(t *testing.T) { forEach(t, testPutReplaceDeleteAndAccounts) }
+
+func testPutReplaceDeleteAndAccounts(t *testing.T, r *rig) {
+	l := r.node(Options{})
 	put := func(account, name string, body []byte) Document {
 		t.Helper()
 		d, err := l.Put(account, "jo", name, -1, bytes.NewReader(body))
@@ -146,8 +305,8 @@ func TestPutReplaceDeleteAndAccounts(t *testing.T) {
 	if docs, _ := l.List("ABC12345"); len(docs) != 1 || docs[0] != d {
 		t.Fatalf("List after a replace: %+v", docs)
 	}
-	if got := files(t, filepath.Join(dir, "ABC12345")); !slices.Equal(got, []string{d.Blob, indexName}) && !slices.Equal(got, []string{indexName, d.Blob}) {
-		t.Fatalf("files after a replace: %v", got)
+	if got := r.stored("ABC12345"); !slices.Equal(got, []string{d.Blob}) {
+		t.Fatalf("stored after a replace: %v", got)
 	}
 	// another account's
 	if _, err := l.Get("ABC12345", "eve.pdf"); !errors.Is(err, ErrNotFound) {
@@ -184,8 +343,11 @@ func TestPutReplaceDeleteAndAccounts(t *testing.T) {
 	if b, err := io.ReadAll(fh); err != nil || !bytes.Equal(b, testdoc.PDF(2, 0)) {
 		t.Fatalf("reading a deleted document: %d bytes, %v", len(b), err)
 	}
-	if got := files(t, filepath.Join(dir, "ABC12345")); !slices.Equal(got, []string{indexName}) {
-		t.Fatalf("files after a delete: %v", got)
+	if got := r.stored("ABC12345"); len(got) != 0 {
+		t.Fatalf("stored after a delete: %v", got)
+	}
+	if left := r.leftovers(); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 	if err := l.Delete("ABC12345", "a.pdf"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
@@ -194,8 +356,10 @@ func TestPutReplaceDeleteAndAccounts(t *testing.T) {
 
 // TestMaxDocuments: past Options.MaxDocuments a new name is refused
 // before any of its body is read; replacing a document still works.
-func TestMaxDocuments(t *testing.T) {
-	l := openLib(t, t.TempDir(), Options{MaxDocuments: 2})
+func TestMaxDocuments(t *testing.T) { forEach(t, testMaxDocuments) }
+
+func testMaxDocuments(t *testing.T, r *rig) {
+	l := r.node(Options{MaxDocuments: 2})
 	for _, n := range []string{"a.pdf", "b.pdf"} {
 		if _, err := l.Put("ABC12345", "jo", n, -1, bytes.NewReader(testdoc.PDF(1, 0))); err != nil {
 			t.Fatal(err)
@@ -220,9 +384,10 @@ func TestMaxDocuments(t *testing.T) {
 
 // TestBodyCut: a body whose reading fails (the client's connection cut)
 // is a *ReadError and stores nothing; so is one shorter than declared.
-func TestBodyCut(t *testing.T) {
-	dir := t.TempDir()
-	l := openLib(t, dir, Options{})
+func TestBodyCut(t *testing.T) { forEach(t, testBodyCut) }
+
+func testBodyCut(t *testing.T, r *rig) {
+	l := r.node(Options{})
 	pdf := testdoc.PDF(1, 20<<10)
 	cut := io.MultiReader(bytes.NewReader(pdf[:10<<10]), iotest.ErrReader(io.ErrUnexpectedEOF))
 	var re *ReadError
@@ -232,8 +397,11 @@ func TestBodyCut(t *testing.T) {
 	if _, err := l.Put("ABC12345", "jo", "a.pdf", int64(len(pdf)+1), bytes.NewReader(pdf)); !errors.As(err, &re) {
 		t.Fatalf("a body shorter than declared: %v", err)
 	}
-	if got := files(t, filepath.Join(dir, "ABC12345")); len(got) != 0 {
-		t.Fatalf("left behind: %v", got)
+	if got := r.stored("ABC12345"); len(got) != 0 {
+		t.Fatalf("stored: %v", got)
+	}
+	if left := r.leftovers(); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 }
 
@@ -275,17 +443,26 @@ func TestCrashLeftovers(t *testing.T) {
 	}
 }
 
-// TestConcurrentPuts: uploads and deletes of one account at once leave
-// an index naming exactly the blobs on disk.
-func TestConcurrentPuts(t *testing.T) {
-	dir := t.TempDir()
-	l := openLib(t, dir, Options{})
+// TestConcurrentPuts: uploads and deletes of one account at once (on two
+// nodes, when shared) leave an index naming exactly the blobs stored.
+func TestConcurrentPuts(t *testing.T) { forEach(t, testConcurrentPuts) }
+
+func testConcurrentPuts(t *testing.T, r *rig) {
+	l := r.node(Options{})
+	l2 := l
+	if r.db != nil {
+		l2 = r.node(Options{})
+	}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			name := string(rune('a'+i%3)) + ".pdf"
+			l := l
+			if i%2 == 1 {
+				l = l2
+			}
 			if _, err := l.Put("ABC12345", "jo", name, -1, bytes.NewReader(testdoc.PDF(1+i%3, 0))); err != nil {
 				t.Error(err)
 			}
@@ -301,14 +478,14 @@ func TestConcurrentPuts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{indexName}
+	var want []string
 	for _, d := range docs {
 		want = append(want, d.Blob)
 	}
-	got := files(t, filepath.Join(dir, "ABC12345"))
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("files %v, index names %v", got, want)
+	if got := r.stored("ABC12345"); !sameSet(got, want) {
+		t.Fatalf("stored %v, index names %v", got, want)
+	}
+	if left := r.leftovers(); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 }
