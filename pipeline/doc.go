@@ -75,7 +75,7 @@
 //   - Claim is one statement: the earliest due job not claimed, or whose
 //     lease expired, is locked with FOR UPDATE SKIP LOCKED (claims on
 //     several nodes never wait for nor take one row) and given a new
-//     lease: a number from a sequence, the node's name and an expiry
+//     lease: a random number, the node's name and an expiry
 //     Lease (default 2 minutes) ahead on the database's clock. A store
 //     renews the leases it holds every Lease/3 in one statement, so a job
 //     that runs long keeps its lease while its node lives.

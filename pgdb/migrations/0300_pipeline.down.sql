@@ -1,6 +1,5 @@
 DROP FUNCTION pipeline_end_job(bigint);
 DROP TABLE pipeline_jobs;
-DROP SEQUENCE pipeline_lease_seq;
 DROP TABLE pipeline_aliases;
 DROP TABLE pipeline_batches;
 DROP TABLE pipeline_letters;

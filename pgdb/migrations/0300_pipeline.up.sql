@@ -54,12 +54,11 @@ CREATE TABLE pipeline_aliases (
 	idx   integer NOT NULL
 );
 
--- The queue. A job is claimed by setting lease (a number from
--- pipeline_lease_seq, new for every claim), lease_owner (the node) and
--- lease_expires; a claim whose lease_expires has passed may be taken by
--- another node, which gives the job a new lease. Ending a job
--- (pipeline_end_job) needs the lease it was claimed under.
-CREATE SEQUENCE pipeline_lease_seq;
+-- The queue. A job is claimed by setting lease (63 random bits, new for
+-- every claim), lease_owner (the node) and lease_expires; a claim whose
+-- lease_expires has passed may be taken by another node, which gives the
+-- job a new lease. Ending a job (pipeline_end_job) needs the lease it
+-- was claimed under.
 CREATE TABLE pipeline_jobs (
 	id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	kind          text COLLATE "C" NOT NULL,
