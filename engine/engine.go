@@ -813,13 +813,14 @@ func (e *Engine) misspeltLocalitySplit(s *scratch, p *parse, lo, hi int) int {
 			}
 			s.key = canonicalLocalityBytes(s.key, s.word(j))
 		}
-		lim := maxEdits(len(s.key))
+		key := bytesString(s.key) // s.key stays as it is while key is used
+		lim := maxEdits(len(key))
 		for _, id := range ids {
 			l := &e.ref.localities[id]
 			if l.State != p.state {
 				continue
 			}
-			if d := editDistance(s.key, l.Key, lim); d <= lim && d < bestDist && e.streetLine(s, p, lo, k) {
+			if d := editDistance(key, l.Key, lim); d <= lim && d < bestDist && e.streetLine(s, p, lo, k) {
 				best, bestDist = k, d
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"unsafe"
 )
 
 // maxEdits is how many edits a misspelt name of n bytes may carry and
@@ -17,14 +18,13 @@ func maxEdits(n int) int {
 
 // editDistance is the optimal string alignment distance (Levenshtein with
 // transpositions) between a and b, giving up with limit+1 once it exceeds
-// limit. a and b are strings or byte slices: a normalised key in the
-// scratch buffer is compared without making a string of it.
-func editDistance[A, B ~string | ~[]byte](a A, b B, limit int) int {
+// limit.
+func editDistance(a, b string, limit int) int {
 	if d := len(a) - len(b); d > limit || -d > limit {
 		return limit + 1
 	}
 	if len(a) > 64 || len(b) > 64 {
-		if string(a) == string(b) {
+		if a == b {
 			return 0
 		}
 		return limit + 1
@@ -257,4 +257,14 @@ func (e *Engine) suggestionLines(s *scratch, p *parse, l *Locality) []string {
 	}
 	out = append(out, strings.Join([]string{l.Name, st, itoa4(l.Postcode)}, " "))
 	return out
+}
+
+// bytesString views b as a string without copying, for comparing a key
+// built in the scratch buffer; the string must not outlive b's contents
+// as they are.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
