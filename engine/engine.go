@@ -115,6 +115,7 @@ type Config struct {
 type Engine struct {
 	ref   *Reference
 	cache *verdictCache
+	live  *live // set by NewLive: checks go to its current generation (reload.go)
 }
 
 // New returns an Engine judging against ref.
@@ -139,18 +140,30 @@ func New(ref *Reference, cfg Config) (*Engine, error) {
 
 // Close releases the cache.
 func (e *Engine) Close() {
+	if e.live != nil {
+		e.live.close()
+		return
+	}
 	if e.cache != nil {
 		e.cache.close()
 	}
 }
 
 // Reference returns the reference e judges against.
-func (e *Engine) Reference() *Reference { return e.ref }
+func (e *Engine) Reference() *Reference {
+	if e.live != nil {
+		return e.live.reference()
+	}
+	return e.ref
+}
 
 // CacheStats returns cache hits and misses so far (zero without a cache).
 // A check for which the cache stepped aside (see verdictCache: its hit
 // ratio too low to pay) is neither.
 func (e *Engine) CacheStats() (hits, misses uint64) {
+	if e.live != nil {
+		return e.live.cacheStats()
+	}
 	if e.cache == nil {
 		return 0, 0
 	}
@@ -183,6 +196,9 @@ func (e *Engine) CheckString(addr string, detail bool) Result {
 
 // Check judges an address given as its components (lines).
 func (e *Engine) Check(lines []string, detail bool) Result {
+	if e.live != nil {
+		return e.live.check(lines, detail)
+	}
 	s := getScratch()
 	defer putScratch(s)
 	n, r, ok := s.load(lines, e.ref.australia)
