@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/lodge-mail/lodge/delivery/links"
@@ -19,8 +21,9 @@ type LinkStore struct {
 	// record no longer holds it).
 	PDF func(ctx context.Context, m *pipeline.Mailing, l *pipeline.Letter, password string) (string, error)
 	// Existing is production.Producer.ExistingLetterPDF: the PDF made
-	// before, without making one.
-	Existing      func(epid string, idx int) (string, bool)
+	// before, without making one (an error wrapping fs.ErrNotExist when
+	// there is none).
+	Existing      func(ctx context.Context, epid string, idx int) (string, error)
 	DocumentError func(error) bool
 }
 
@@ -45,11 +48,11 @@ func (s LinkStore) LetterPDF(ctx context.Context, epid string, idx int) (string,
 	if l.Send != nil && !l.Send.Done.IsZero() {
 		// sent: the PDF the send made (encrypted with a password the
 		// record no longer holds); never made again without it
-		path, ok := s.Existing(m.EPID, l.Idx)
-		if !ok {
-			return "", links.ErrNotFound
+		path, err := s.Existing(ctx, m.EPID, l.Idx)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%w: %w", links.ErrNotFound, err)
 		}
-		return path, nil
+		return path, err
 	}
 	path, err := s.PDF(ctx, &m, l, l.CustomData["password"])
 	if err != nil && s.DocumentError != nil && s.DocumentError(err) {

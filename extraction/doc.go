@@ -60,6 +60,12 @@
 //
 // # Reading documents
 //
+// A document's bytes are read at its path on the node that took the
+// upload (pipeline.File.Path) or, with the object store several nodes
+// share (Config.Blobs), from this node's verified copy of its object
+// (File.Blob, production.DocumentPath): one missing from the store holds
+// its letters, any other failure of the store retries the stage.
+//
 // PDF is read by internal/pdf (PageText: its own content-stream
 // interpreter and font tables), PostScript through the PDF that
 // production makes of it with Ghostscript (once per document, shared

@@ -12,6 +12,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/pagetext"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/production"
@@ -41,7 +42,12 @@ type Config struct {
 	// DocumentError tells a PDF error that is the document's fault (its
 	// letters are held) from one of the server's (the stage is retried).
 	DocumentError func(error) bool
-	Metrics       *metrics.Set
+	// Blobs is the object store several nodes share (production's
+	// Config.Blobs): a document with a key there (pipeline.File.Blob) is
+	// read from this node's copy of it (production.DocumentPath). Nil:
+	// documents are read at File.Path, as on one node.
+	Blobs   blob.Store
+	Metrics *metrics.Set
 }
 
 func (c Config) withDefaults() Config {
@@ -146,9 +152,17 @@ func (x *Extractor) document(ctx context.Context, m *pipeline.Mailing, f pipelin
 		x.failed.Inc()
 		return []Found{{First: 0, Last: max(f.Pages-1, 0), Hold: fmt.Sprintf("%s could not be read for letters: %s", f.Name, msg)}}
 	}
-	kind, path := f.Kind, f.Path
+	kind, path := f.Kind, ""
 	switch kind {
 	case "pdf", "xps":
+		p, err := production.DocumentPath(ctx, x.cfg.Blobs, f)
+		if err != nil {
+			if production.DocumentError(err) {
+				return whole(err.Error()), nil
+			}
+			return nil, err
+		}
+		path = p
 	case "ps":
 		if x.cfg.PDF == nil {
 			return whole("PostScript is read through its PDF conversion, which this server does not make"), nil

@@ -5,13 +5,18 @@ package portal
 // letters and print file, and marking a batch printed and then lodged,
 // as lodge print done|lodged does (printroom's MarkBatch, with its
 // refusals). To anyone else every path under /portal/operator answers 404,
-// the same page as a path that does not exist.
+// the same page as a path that does not exist. A batch's print file is
+// read through Config.Batches (production.Producer.Batches: from the
+// object store several nodes share, so that any node serves it, or by a
+// redirect to a presigned URL of it when production gives one), or, when
+// it is nil, from the batch's folder in this node's hot folder.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -21,6 +26,24 @@ import (
 	"github.com/lodge-mail/lodge/printroom"
 	"github.com/lodge-mail/lodge/production"
 )
+
+// BatchFiles reads print batches' files: production.Batches.
+type BatchFiles interface {
+	Has(ctx context.Context, b pipeline.Batch, name string) (bool, error)
+	Open(ctx context.Context, b pipeline.Batch, name string) (io.ReadCloser, int64, error)
+	// URL is a presigned URL of the file, or "" when lodge serves it.
+	URL(ctx context.Context, b pipeline.Batch, name, filename string) (string, error)
+}
+
+func (h *Handler) batchFiles() BatchFiles {
+	if h.cfg.Batches != nil {
+		return h.cfg.Batches
+	}
+	return production.Batches{} // the hot folder
+}
+
+// batchFileTimeout bounds the object store's answer about a batch file.
+const batchFileTimeout = 30 * time.Second
 
 // batchesShown bounds the batches list; a state filter finds the rest.
 const batchesShown = 500
@@ -143,22 +166,42 @@ func (h *Handler) batchPage(r *request, room printroom.Room, b pipeline.Batch) {
 			d.Letters = append(d.Letters, batchLetter{Idx: idx, Reference: l.Reference, Status: l.Status, Sheet: l.Sheet, Sheets: l.Sheets})
 		}
 	}
-	if b.Dir != "" {
-		if fi, err := os.Stat(filepath.Join(b.Dir, production.BatchPDF)); err == nil && fi.Mode().IsRegular() {
-			d.HasPDF = true
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), batchFileTimeout)
+	d.HasPDF, err = h.batchFiles().Has(ctx, b, production.BatchPDF)
+	cancel()
+	if err != nil {
+		h.internalError(r, err)
+		return
 	}
 	h.page(r, fasthttp.StatusOK, "operator_batch", "Batch "+b.ID, d, "")
 }
 
-// batchPDF sends the batch's print file from its folder in the hot
-// folder, while it is there (the print room may have moved it on).
+// batchPDF sends the batch's print file (from its folder in the hot
+// folder, while it is there, or from the object store), or redirects to
+// a presigned URL of it in the store when production gives one.
 func (h *Handler) batchPDF(r *request, b pipeline.Batch) {
-	if b.Dir == "" {
-		h.notFound(r)
+	ctx, cancel := context.WithTimeout(context.Background(), batchFileTimeout)
+	defer cancel()
+	files := h.batchFiles()
+	u, err := files.URL(ctx, b, production.BatchPDF, b.ID+".pdf")
+	if err == nil && u != "" {
+		r.ctx.Response.Header.Set("Cache-Control", "no-store")
+		r.ctx.Redirect(u, fasthttp.StatusSeeOther)
 		return
 	}
-	f, err := os.Open(filepath.Join(b.Dir, production.BatchPDF))
+	var f io.ReadCloser
+	var size int64
+	if err == nil {
+		// the body is read after this returns: its reading ends when
+		// fasthttp closes it, not at the timeout
+		bctx, bcancel := context.WithCancel(context.Background())
+		f, size, err = files.Open(bctx, b, production.BatchPDF)
+		if err != nil {
+			bcancel()
+		} else {
+			f = &closeCancel{f, bcancel}
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		h.notFound(r)
 		return
@@ -167,18 +210,21 @@ func (h *Handler) batchPDF(r *request, b pipeline.Batch) {
 		h.internalError(r, err)
 		return
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = fmt.Errorf("%s is not a file", f.Name())
-		}
-		h.internalError(r, err)
-		return
-	}
 	r.ctx.SetContentType("application/pdf")
 	r.ctx.Response.Header.Set("Content-Disposition", `attachment; filename="`+b.ID+`.pdf"`)
-	r.ctx.SetBodyStream(f, int(fi.Size())) // fasthttp closes f
+	r.ctx.SetBodyStream(f, int(size)) // fasthttp closes f
+}
+
+// closeCancel cancels its context when it is closed.
+type closeCancel struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *closeCancel) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // markBatch marks a batch printed or lodged now, by the signed-in

@@ -107,6 +107,10 @@ type Config struct {
 	Preview       func(ctx context.Context, m *pipeline.Mailing, l *pipeline.Letter) (*os.File, int64, error)
 	PreviewBusy   error
 	DocumentError func(error) bool
+	// Batches reads print batches' files for the operator view
+	// (production.Producer.Batches, from the object store several nodes
+	// share); nil: from the batch's folder in this node's hot folder.
+	Batches BatchFiles
 	// Library is the accounts' documents libraries (/portal/documents);
 	// nil: no documents pages.
 	Library *library.Library

@@ -30,9 +30,21 @@ func SheetCode(epid string, letter, sheet, n int) string {
 // the address in the window of unaddressed letters, a blank back after an
 // odd page in duplex, the sheet code on each front, greys for mono), its
 // manifests and lodgement summary, handed over into the hot folder.
+//
+// With an object store (Config.Blobs) the batch's files are also put into
+// it (print/<batch>/...: publishBatch) before Compose returns, so that
+// every node reads them (Batches) once the mailroom records the batch
+// ready.
 func (p *Producer) Compose(ctx context.Context, m *pipeline.Mailing, b *pipeline.Batch, letters []pipeline.Letter) (string, error) {
 	man, lod := manifest(m, b, letters)
-	return p.handOver(b, man, lod, func(path string) error { return p.writeBatchPDF(ctx, path, m, b, letters) })
+	dir, err := p.handOver(b, man, lod, func(path string) error { return p.writeBatchPDF(ctx, path, m, b, letters) })
+	if err != nil {
+		return "", err
+	}
+	if err := p.publishBatch(ctx, b.ID, dir); err != nil {
+		return "", err
+	}
+	return dir, nil
 }
 
 var _ pipeline.Producer = (*Producer)(nil)
@@ -116,7 +128,7 @@ func (p *Producer) writeBatchPDF(ctx context.Context, path string, m *pipeline.M
 			return err
 		}
 		if err := k.letter(b, &letters[li], background); err != nil {
-			if ctx.Err() != nil || k.w.Err() != nil {
+			if ctx.Err() != nil || k.w.Err() != nil || isStoreError(err) {
 				return fmt.Errorf("letter %d: %w", letters[li].Idx, err) // ours, not the letter's
 			}
 			// the letter's documents cannot be read: the mailroom holds it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,28 +14,112 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testdoc"
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
 	"github.com/lodge-mail/lodge/internal/testdoc/readback"
 	"github.com/lodge-mail/lodge/internal/testenv"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pipeline"
 )
 
-// mailing is a test mailing: its documents are written in dir.
+// setup is a way production is set up: the tests of a Producer run over
+// each (eachSetup).
+type setup struct {
+	name string
+	// blobs makes the object store (nil: none) and says where it keeps
+	// bytes on this machine (for the tests that look for a password in
+	// every file). With a store, a test mailing's documents are only in
+	// it: their Path names no file, so that production must read them by
+	// their key.
+	blobs func(t *testing.T) (blob.Store, []string)
+}
+
+var setups = []setup{
+	// one node: documents at their Path, batches and letters' PDFs in
+	// the hot and work folders only
+	{name: "disk"},
+	// the object store on the local disk
+	{name: "local", blobs: func(t *testing.T) (blob.Store, []string) {
+		s, err := blob.NewLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, []string{s.Root()}
+	}},
+	// S3 (a real versitygw, its own bucket), as several nodes share it
+	{name: "s3", blobs: func(t *testing.T) (blob.Store, []string) {
+		s, cache := newS3(t, tests3.NewBucket(t))
+		return s, []string{cache, tests3.Shared(t).Root()}
+	}},
+}
+
+// newS3 returns a node's store of a bucket of the test server (each
+// node its own cache), and its cache.
+func newS3(t *testing.T, bucket string) (*blob.S3, string) {
+	t.Helper()
+	srv := tests3.Shared(t)
+	cache := t.TempDir()
+	s, err := blob.NewS3(context.Background(), blob.S3Config{Bucket: bucket, Endpoint: srv.Endpoint(),
+		AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(), CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cache
+}
+
+func TestMain(m *testing.M) { tests3.Main(m) }
+
+// eachSetup runs test once in each setup, as a subtest of its name.
+func eachSetup(t *testing.T, test func(t *testing.T, s setup)) {
+	for _, s := range setups {
+		t.Run(s.name, func(t *testing.T) { test(t, s) })
+	}
+}
+
+// producer returns a Producer of a new data folder in the setup.
+func (s setup) producer(t *testing.T) *Producer {
+	t.Helper()
+	p, _ := s.node(t)
+	return p
+}
+
+// node returns a Producer of a new data folder in the setup, and the
+// folders where its object store keeps bytes on this machine.
+func (s setup) node(t *testing.T) (*Producer, []string) {
+	t.Helper()
+	testenv.Tool(t, "pdftotext")
+	cfg := Config{DataDir: t.TempDir()}
+	var dirs []string
+	if s.blobs != nil {
+		cfg.Blobs, dirs = s.blobs(t)
+	}
+	p, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, dirs
+}
+
+// mailing is a test mailing: its documents are written in dir, or, when
+// blobs is set, put into it.
 type mailing struct {
 	t       *testing.T
 	dir     string
+	blobs   blob.Store
 	m       pipeline.Mailing
 	letters []*pipeline.Letter
 }
 
-func newMailing(t *testing.T, epid string, prod pipeline.Production) *mailing {
-	return &mailing{t: t, dir: t.TempDir(), m: pipeline.Mailing{EPID: epid, Account: "ABC12345", Production: prod}}
+// newMailing returns a mailing whose documents are where p reads them:
+// in the object store when p has one.
+func newMailing(t *testing.T, p *Producer, epid string, prod pipeline.Production) *mailing {
+	return &mailing{t: t, dir: t.TempDir(), blobs: p.cfg.Blobs, m: pipeline.Mailing{EPID: epid, Account: "ABC12345", Production: prod}}
 }
 
 // doc adds a PDF document of the pages given.
 func (ml *mailing) doc(name string, pages ...mailpdf.Page) {
-	ml.m.Files = append(ml.m.Files, writeDoc(ml.t, ml.dir, name, pages...))
+	ml.m.Files = append(ml.m.Files, ml.put(writeDoc(ml.t, ml.dir, name, pages...)))
 }
 
 // file adds a document of another kind.
@@ -43,7 +128,56 @@ func (ml *mailing) file(name, kind string, data []byte, pages int) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		ml.t.Fatal(err)
 	}
-	ml.m.Files = append(ml.m.Files, pipeline.File{Name: name, Kind: kind, Path: path, Pages: pages})
+	ml.m.Files = append(ml.m.Files, ml.put(pipeline.File{Name: name, Kind: kind, Path: path, Pages: pages}))
+}
+
+// put returns f, a document written at its Path, as the mailing keeps it:
+// as it is, or, with an object store, put into it under the key Blob (as
+// upload keeps documents: blobs/<epid>/...) with a Path that names no
+// file (the node that took the upload is another).
+func (ml *mailing) put(f pipeline.File) pipeline.File {
+	ml.t.Helper()
+	if ml.blobs == nil {
+		return f
+	}
+	f.Blob = "blobs/" + ml.m.EPID + "/" + f.Name
+	ml.write(f, nil)
+	f.Path = filepath.Join(ml.dir, "on-another-node", f.Name)
+	return f
+}
+
+// write replaces a document's bytes with data (nil: those at its Path).
+func (ml *mailing) write(f pipeline.File, data []byte) {
+	ml.t.Helper()
+	if ml.blobs == nil {
+		if err := os.WriteFile(f.Path, data, 0o644); err != nil {
+			ml.t.Fatal(err)
+		}
+		return
+	}
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(f.Path); err != nil {
+			ml.t.Fatal(err)
+		}
+	}
+	if _, err := ml.blobs.Put(context.Background(), f.Blob, bytes.NewReader(data), int64(len(data))); err != nil {
+		ml.t.Fatal(err)
+	}
+}
+
+// remove deletes a document's bytes.
+func (ml *mailing) remove(f pipeline.File) {
+	ml.t.Helper()
+	var err error
+	if ml.blobs == nil {
+		err = os.Remove(f.Path)
+	} else {
+		err = ml.blobs.Delete(context.Background(), f.Blob)
+	}
+	if err != nil {
+		ml.t.Fatal(err)
+	}
 }
 
 // letter adds a letter to postal; parts are "file:first-last" (0-based
@@ -103,11 +237,22 @@ func (ml *mailing) compose(p *Producer) *batch {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.Dir = dir
 	bt := &batch{t: t, pdf: filepath.Join(dir, BatchPDF), letters: ls}
-	data, err := os.ReadFile(filepath.Join(dir, ManifestJSON))
-	if err != nil {
-		t.Fatal(err)
+	if p.cfg.Blobs != nil {
+		// what is read back is the store's copy, which must be the hot
+		// folder's
+		for _, name := range batchFiles {
+			if got, want := readBatchFile(t, p.cfg.Blobs, b, name), readFile(t, filepath.Join(dir, name)); !bytes.Equal(got, want) {
+				t.Fatalf("%s in the object store: %d bytes unlike the hot folder's %d", name, len(got), len(want))
+			}
+		}
+		bt.pdf = filepath.Join(t.TempDir(), BatchPDF)
+		if err := os.WriteFile(bt.pdf, readBatchFile(t, p.cfg.Blobs, b, BatchPDF), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+	data := readFile(t, filepath.Join(dir, ManifestJSON))
 	if err := json.Unmarshal(data, &bt.man); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +271,31 @@ func (ml *mailing) compose(p *Producer) *batch {
 		}
 	}
 	return bt
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// readBatchFile reads a batch's file through Batches over the store
+// (nil: the hot folder).
+func readBatchFile(t *testing.T, blobs blob.Store, b pipeline.Batch, name string) []byte {
+	t.Helper()
+	r, size, err := Batches{Blobs: blobs}.Open(context.Background(), b, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil || int64(len(data)) != size {
+		t.Fatalf("%s of batch %s: %d bytes of %d: %v", name, b.ID, len(data), size, err)
+	}
+	return data
 }
 
 // page returns the batch page (1-based) of a letter's page (0-based).
@@ -239,23 +409,16 @@ func letterhead(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-func newProducer(t *testing.T) *Producer {
-	testenv.Tool(t, "pdftotext")
-	p, err := New(Config{DataDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestComposeShapes composes the postal mailing shapes of spec section 1
 // and reads each batch back with qpdf, poppler and dmtxread.
-func TestComposeShapes(t *testing.T) {
-	p := newProducer(t)
+func TestComposeShapes(t *testing.T) { eachSetup(t, testComposeShapes) }
+
+func testComposeShapes(t *testing.T, s setup) {
+	p := s.producer(t)
 	addr := mailpdf.Address
 
 	t.Run("single addressed letter", func(t *testing.T) {
-		ml := newMailing(t, "E-ADDR", pipeline.Production{Colour: true})
+		ml := newMailing(t, p, "E-ADDR", pipeline.Production{Colour: true})
 		ml.doc("letter.pdf", mailpdf.Page{Address: addr(1), Text: "Dear Customer 1", Colour: true}, mailpdf.Page{Text: "Yours sincerely"})
 		ml.letter(addr(1), "letter.pdf")
 		bt := ml.compose(p)
@@ -269,7 +432,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("single unaddressed letter, one recipient", func(t *testing.T) {
-		ml := newMailing(t, "E-UN1", pipeline.Production{})
+		ml := newMailing(t, p, "E-UN1", pipeline.Production{})
 		ml.doc("notice.pdf", mailpdf.Page{Text: "Important notice"})
 		ml.letter(addr(2), "notice.pdf")
 		bt := ml.compose(p)
@@ -280,7 +443,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("single unaddressed letter, several recipients", func(t *testing.T) {
-		ml := newMailing(t, "E-UNN", pipeline.Production{Duplex: true})
+		ml := newMailing(t, p, "E-UNN", pipeline.Production{Duplex: true})
 		ml.doc("notice.pdf", mailpdf.Page{Text: "Meeting notice"}, mailpdf.Page{Text: "Agenda"}, mailpdf.Page{Text: "Minutes"})
 		for i := range 3 {
 			ml.letter(addr(10+i), "notice.pdf")
@@ -293,7 +456,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("statement run, fixed length, letterhead on all pages, duplex mono", func(t *testing.T) {
-		ml := newMailing(t, "E-STMT", pipeline.Production{Duplex: true, Background: "letterhead.pdf", BackgroundPages: "all"})
+		ml := newMailing(t, p, "E-STMT", pipeline.Production{Duplex: true, Background: "letterhead.pdf", BackgroundPages: "all"})
 		ml.file("letterhead.pdf", "pdf", letterhead(t), 1)
 		var stmt bytes.Buffer
 		if err := mailpdf.Statement(&stmt, 4, 2); err != nil {
@@ -318,7 +481,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("statements of varying length, duplex", func(t *testing.T) {
-		ml := newMailing(t, "E-VAR", pipeline.Production{Duplex: true, Colour: true, Background: "letterhead.pdf", BackgroundPages: "first"})
+		ml := newMailing(t, p, "E-VAR", pipeline.Production{Duplex: true, Colour: true, Background: "letterhead.pdf", BackgroundPages: "first"})
 		ml.file("letterhead.pdf", "pdf", letterhead(t), 1)
 		var pages []mailpdf.Page
 		for l, n := range []int{1, 2, 3} {
@@ -349,7 +512,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("attachments in order, letterhead on the letter's pages", func(t *testing.T) {
-		ml := newMailing(t, "E-ATT", pipeline.Production{Colour: true, Background: "letterhead.pdf", BackgroundPages: "all"})
+		ml := newMailing(t, p, "E-ATT", pipeline.Production{Colour: true, Background: "letterhead.pdf", BackgroundPages: "all"})
 		ml.file("letterhead.pdf", "pdf", letterhead(t), 1)
 		ml.doc("letter.pdf", mailpdf.Page{Address: addr(30), Text: "Letter page 1", Black: true}, mailpdf.Page{Text: "Letter page 2"})
 		ml.doc("terms.pdf", mailpdf.Page{Text: "Terms 1"}, mailpdf.Page{Text: "Terms 2"})
@@ -383,7 +546,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("mono turns colour grey", func(t *testing.T) {
-		ml := newMailing(t, "E-MONO", pipeline.Production{})
+		ml := newMailing(t, p, "E-MONO", pipeline.Production{})
 		ml.doc("letter.pdf", mailpdf.Page{Address: addr(40), Text: "Colour letter", Colour: true})
 		ml.letter(addr(40), "letter.pdf")
 		bt := ml.compose(p)
@@ -407,7 +570,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("landscape turned, US Letter scaled", func(t *testing.T) {
-		ml := newMailing(t, "E-SIZE", pipeline.Production{Colour: true})
+		ml := newMailing(t, p, "E-SIZE", pipeline.Production{Colour: true})
 		ml.doc("letter.pdf", mailpdf.Page{Address: addr(50), Text: "A4 first page"},
 			mailpdf.Page{W: a4H, H: a4W, Text: "Landscape", Colour: true},
 			mailpdf.Page{W: mailpdf.LetterW, H: mailpdf.LetterH, Text: "US Letter", Colour: true})
@@ -436,7 +599,7 @@ func TestComposeShapes(t *testing.T) {
 	})
 
 	t.Run("cover sheet where the window is not clear", func(t *testing.T) {
-		ml := newMailing(t, "E-COVER", pipeline.Production{CoverSheet: true, Duplex: true})
+		ml := newMailing(t, p, "E-COVER", pipeline.Production{CoverSheet: true, Duplex: true})
 		ml.doc("invoice.pdf", mailpdf.Page{Address: []string{"TAX INVOICE 2024-117"}, Text: "Amount due"})
 		ml.letter(addr(60), "invoice.pdf")
 		bt := ml.compose(p)
@@ -452,7 +615,7 @@ func TestComposeShapes(t *testing.T) {
 	t.Run("PostScript and XPS documents", func(t *testing.T) {
 		testenv.Tool(t, "gs")
 		testenv.Tool(t, "xpstopdf")
-		ml := newMailing(t, "E-CONV", pipeline.Production{})
+		ml := newMailing(t, p, "E-CONV", pipeline.Production{})
 		ml.file("letter.ps", "ps", []byte("%!PS\n/Helvetica findfont 10 scalefont setfont\n71 640 moveto (Bo Person) show\n71 626 moveto (9 High St) show\n71 612 moveto (DARWIN NT 0800) show\n72 300 moveto (From PostScript) show showpage\n"), 1)
 		ml.file("form.xps", "xps", testdoc.XPS(2), 2)
 		ml.letter([]string{"Bo Person", "9 High St", "DARWIN NT 0800"}, "letter.ps", "+form.xps")
@@ -465,12 +628,15 @@ func TestComposeShapes(t *testing.T) {
 }
 
 // TestComposeErrors: a batch that cannot be composed as it was checked is
-// an error naming the letter, and nothing reaches the hot folder.
-func TestComposeErrors(t *testing.T) {
-	p := newProducer(t)
+// an error naming the letter, and nothing reaches the hot folder (or the
+// object store).
+func TestComposeErrors(t *testing.T) { eachSetup(t, testComposeErrors) }
+
+func testComposeErrors(t *testing.T, s setup) {
+	p := s.producer(t)
 	f := func(name string, change func(ml *mailing, ls []pipeline.Letter), want string) {
 		t.Helper()
-		ml := newMailing(t, "E-ERR", pipeline.Production{Duplex: true})
+		ml := newMailing(t, p, "E-ERR", pipeline.Production{Duplex: true})
 		ml.doc("letter.pdf", mailpdf.Page{Address: mailpdf.Address(1), Text: "Page 1"}, mailpdf.Page{Text: "Page 2"})
 		ml.letter(mailpdf.Address(1), "letter.pdf")
 		ml.m.Letters = 1
@@ -487,12 +653,32 @@ func TestComposeErrors(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(p.cfg.HotFolder, b.ID)); err == nil {
 			t.Errorf("%s: a batch folder reached the hot folder", name)
 		}
+		if keys := storeKeys(t, p.cfg.Blobs, "print/"); len(keys) != 0 {
+			t.Errorf("%s: the object store holds %q", name, keys)
+		}
 	}
 	f("pages", func(ml *mailing, ls []pipeline.Letter) { ls[0].Pages = 3 }, "letter 0: its documents changed: pages 2 and sheets 1 as composed, 3 and 1 as checked")
 	f("sheets", func(ml *mailing, ls []pipeline.Letter) { ls[0].Sheets = 2 }, "2 and 2 as checked")
 	f("missing document", func(ml *mailing, ls []pipeline.Letter) { ls[0].Documents[0].File = "gone.pdf" }, "gone.pdf is not part of the mailing")
 	f("missing background", func(ml *mailing, ls []pipeline.Letter) { ml.m.Production.Background = "lh.pdf" }, "background lh.pdf")
 	f("document not a PDF any more", func(ml *mailing, ls []pipeline.Letter) {
-		os.WriteFile(ml.m.Files[0].Path, []byte("not a PDF"), 0o644)
+		ml.write(ml.m.Files[0], []byte("not a PDF"))
 	}, "letter.pdf: not a PDF")
+}
+
+// storeKeys lists the keys of an object store under prefix (none without
+// a store).
+func storeKeys(t *testing.T, blobs blob.Store, prefix string) []string {
+	t.Helper()
+	var keys []string
+	if blobs == nil {
+		return nil
+	}
+	if err := blobs.List(context.Background(), prefix, func(info blob.Info) error {
+		keys = append(keys, info.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }

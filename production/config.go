@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lodge-mail/lodge/billing"
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/sandbox"
 )
 
@@ -69,6 +70,19 @@ type Config struct {
 	ToolTimeout time.Duration // default 30 s
 	// Prices prices letters (default the tables in DataDir).
 	Prices *billing.Prices
+	// Blobs is the object store several nodes share (nil: none, one
+	// node, everything on this node's disk as before). With it, the
+	// mailings' documents are read by their key (pipeline.File.Blob,
+	// through DocumentPath), each batch's files are put into it before
+	// Compose returns (print/<batch>/...) and read from it (Batches), and
+	// the letters' PDFs for email and links live in it
+	// (letters/<epid>/<idx>.pdf), so that any node serves them.
+	Blobs blob.Store
+	// PresignExpiry is how long a presigned URL of a batch's file lasts
+	// (Batches.URL; at most blob.MaxDownloadExpiry for S3); 0, the
+	// default: none, the bytes are served by lodge (a store's endpoint
+	// need not be reachable from the operators' browsers).
+	PresignExpiry time.Duration
 }
 
 func (c Config) withDefaults() Config {

@@ -16,13 +16,14 @@ import (
 )
 
 // pdfOf returns the path of a PDF of a mailing's document: the upload
-// itself for a PDF, else a conversion made once in the work folder by a
+// itself for a PDF (DocumentPath: its path, or its copy from the object
+// store), else a conversion made once in this node's work folder by a
 // sandboxed converter (Ghostscript's pdfwrite for PostScript, libgxps's
 // xpstopdf for XPS). A document the converter refuses gives an error for
 // the letters' hold reason.
 func (p *Producer) pdfOf(ctx context.Context, m *pipeline.Mailing, f pipeline.File) (string, error) {
 	if f.Kind == "pdf" {
-		return f.Path, nil
+		return DocumentPath(ctx, p.cfg.Blobs, f)
 	}
 	dir := filepath.Join(p.cfg.WorkDir, "converted", m.EPID)
 	out := filepath.Join(dir, safeName(f.Name)+".pdf")
@@ -31,19 +32,22 @@ func (p *Producer) pdfOf(ctx context.Context, m *pipeline.Mailing, f pipeline.Fi
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
+	in, err := DocumentPath(ctx, p.cfg.Blobs, f)
+	if err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", err
 	}
 	tmp := out + ".tmp"
 	os.Remove(tmp)
 	lim := p.cfg.toolLimits(f.Pages)
-	var err error
 	switch f.Kind {
 	case "ps":
 		_, err = sandbox.Run(ctx, lim, dir, "gs", "-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-sDEVICE=pdfwrite",
-			"-dAutoRotatePages=/None", "-sOutputFile="+tmp, f.Path)
+			"-dAutoRotatePages=/None", "-sOutputFile="+tmp, in)
 	case "xps":
-		_, err = sandbox.Run(ctx, lim, dir, "xpstopdf", f.Path, tmp)
+		_, err = sandbox.Run(ctx, lim, dir, "xpstopdf", in, tmp)
 	default:
 		return "", fmt.Errorf("%s: %s documents cannot be printed", f.Name, f.Kind)
 	}

@@ -47,7 +47,8 @@
 // LetterPDF (letterpdf.go) writes the PDF an email attaches or a link
 // serves: the letter's pages as they are (each at its own size, no sheet
 // code, letterhead or greys; masks painted as in print), attachments
-// after, once, into <WorkDir>/letters/<epid>/<idx>.pdf. With a password
+// after, once, into <WorkDir>/letters/<epid>/<idx>.pdf (with an object
+// store, into letters/<epid>/<idx>.pdf there: see below). With a password
 // qpdf encrypts it (AES-256, revision 6; the password reaches qpdf on a
 // memfd as its standard input, never on a command line or disk), and
 // only the encrypted file is kept. RemoveLetterPDFs deletes a mailing's.
@@ -58,4 +59,38 @@
 // (internal/ipp): a ready batch's batch.pdf is sent as a job named after
 // the batch, sides set for duplex or simplex, and the printer's jobs are
 // looked up by that name. The hot folder keeps the batch either way.
+//
+// # Several nodes: the object store
+//
+// Without Config.Blobs (one node, the default) everything above is on
+// this node's disk. With the object store several nodes share
+// (blobs.go), any node does any stage and serves anything made:
+//
+//   - A document is read by its key (pipeline.File.Blob) from this
+//     node's verified copy of the object (DocumentPath, which the auto
+//     processor uses too); File.Path is valid only on the node that took
+//     the upload. An object missing from the store holds its letters; a
+//     store that fails is the server's problem: the stage is retried,
+//     never the letter held. Conversions of PostScript and XPS stay in
+//     each node's work folder (made again from the document on another
+//     node: the same pages).
+//   - Compose writes the batch folder into this node's hot folder as
+//     above, then puts batch.pdf, manifest.csv, lodgement.json and,
+//     last, manifest.json under print/<batch>/ in the store, each
+//     durably, before it returns: the mailroom records the batch ready
+//     only then. A batch whose manifest.json is there already (put
+//     before a crash, or by another node that composed it from the same
+//     records) is not put again. Batches reads a batch's files from the
+//     store for the operator view and the Printer (and, with
+//     Config.PresignExpiry, gives presigned URLs of them); without a
+//     store it reads the batch's folder in the hot folder of the node
+//     that composed it (Batch.Dir). The hot folder keeps the batch on the
+//     node that composed it either way; the store's print/ objects are
+//     not removed by lodge.
+//   - A letter's PDF for email and links is the object
+//     letters/<epid>/<idx>.pdf: made in the work folder (encrypted
+//     there), put, and the local file removed; every node then returns
+//     this node's copy of the object, whatever password it is asked
+//     with (LetterPDF says what two nodes making it at once give).
+//     RemoveLetterPDFs deletes the objects.
 package production

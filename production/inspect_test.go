@@ -89,30 +89,33 @@ func writeDoc(t *testing.T, dir, name string, pages ...mailpdf.Page) pipeline.Fi
 // TestInspect reads the windows of real PDFs with pdftotext: a matching
 // window passes, a clear one is printed into, another address is held,
 // a PostScript document is converted first, and a broken one is held.
-func TestInspect(t *testing.T) {
-	testenv.Tool(t, "pdftotext")
+func TestInspect(t *testing.T) { eachSetup(t, testInspect) }
+
+func testInspect(t *testing.T, s setup) {
 	testenv.Tool(t, "gs")
-	dir := t.TempDir()
-	p, err := New(Config{DataDir: dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmt := letterPDF(t, dir, "statements.pdf",
+	p := s.producer(t)
+	ml := newMailing(t, p, "E1", pipeline.Production{Duplex: true})
+	dir := ml.dir
+	stmt := ml.put(letterPDF(t, dir, "statements.pdf",
 		"Jo Citizen\n3/72 Charles St\nST KILDA VIC 3182", "",
 		"Al Other\n1 Main St\nSYDNEY NSW 2000", "",
-		"", "")
-	ps := pipeline.File{Name: "letter.ps", Kind: "ps", Path: filepath.Join(dir, "letter.ps"), Pages: 1}
-	os.WriteFile(ps.Path, []byte("%!PS\n/Helvetica findfont 10 scalefont setfont\n71 640 moveto (Bo Person) show\n71 626 moveto (9 High St) show\n71 612 moveto (DARWIN NT 0800) show\nshowpage\n"), 0o644)
-	broken := pipeline.File{Name: "broken.ps", Kind: "ps", Path: filepath.Join(dir, "broken.ps"), Pages: 1}
-	os.WriteFile(broken.Path, []byte("%!PS\n/foo bar baz\n"), 0o644)
+		"", ""))
+	file := func(name, kind, data string) pipeline.File {
+		f := pipeline.File{Name: name, Kind: kind, Path: filepath.Join(dir, name), Pages: 1}
+		if err := os.WriteFile(f.Path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return ml.put(f)
+	}
+	ps := file("letter.ps", "ps", "%!PS\n/Helvetica findfont 10 scalefont setfont\n71 640 moveto (Bo Person) show\n71 626 moveto (9 High St) show\n71 612 moveto (DARWIN NT 0800) show\nshowpage\n")
+	broken := file("broken.ps", "ps", "%!PS\n/foo bar baz\n")
 	// a PDF production's reader cannot open, and a PostScript program
 	// that never ends (stopped by the converter's time bound)
-	garbled := pipeline.File{Name: "garbled.pdf", Kind: "pdf", Path: filepath.Join(dir, "garbled.pdf"), Pages: 1}
-	os.WriteFile(garbled.Path, []byte("%PDF-1.4\nnot a PDF at all\n"), 0o644)
-	bomb := pipeline.File{Name: "bomb.ps", Kind: "ps", Path: filepath.Join(dir, "bomb.ps"), Pages: 1}
-	os.WriteFile(bomb.Path, []byte("%!PS\n{ 1 pop } loop\nshowpage\n"), 0o644)
+	garbled := file("garbled.pdf", "pdf", "%PDF-1.4\nnot a PDF at all\n")
+	bomb := file("bomb.ps", "ps", "%!PS\n{ 1 pop } loop\nshowpage\n")
 	p.cfg.ToolTimeout = 2 * time.Second
-	m := &pipeline.Mailing{EPID: "E1", Account: "ABC12345", Files: []pipeline.File{stmt, ps, broken, garbled, bomb}, Production: pipeline.Production{Duplex: true}}
+	m := &ml.m
+	m.Files = []pipeline.File{stmt, ps, broken, garbled, bomb}
 	mk := func(idx int, file string, start, end int, postal ...string) *pipeline.Letter {
 		return &pipeline.Letter{EPID: "E1", Idx: idx, Status: pipeline.Received, Channels: []string{"postal"}, Postal: postal, Received: time.Now(),
 			Documents: []pipeline.DocPart{{File: file, PageStart: start, PageEnd: end}}}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/durable"
 	"github.com/lodge-mail/lodge/internal/pdf"
 	"github.com/lodge-mail/lodge/internal/sandbox"
@@ -38,6 +39,20 @@ import (
 // decides. A problem of the letter's documents (DocumentError) or of the
 // password (pdf.CheckPassword) is the letter's; other errors are the
 // server's and worth a retry.
+//
+// With an object store (Config.Blobs) the PDF is the object
+// letters/<epid>/<idx>.pdf, and the path returned is its copy on this
+// node (blob.Store.LocalPath): once there, every node returns it, to
+// whichever password. It is made as above in this node's work folder
+// (encrypted there: only the encrypted file is ever put), then put unless
+// the object appeared meanwhile, and the local file removed. Two nodes
+// may still both make it and both put it (between the check and the put):
+// the store keeps one object whole (the later Put), and both were made
+// from the same letter record with the same password (the record holds
+// the password until the send is done, and from then on only
+// ExistingLetterPDF is asked), so the two differ only in their random
+// encryption keys; each node returns the object as it found it in the
+// store after its own put.
 func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeline.Letter, password string) (string, error) {
 	if !plainEPID(m.EPID) || l.Idx < 0 {
 		return "", fmt.Errorf("letter %d of mailing %q: not a name for a file", l.Idx, m.EPID)
@@ -46,24 +61,62 @@ func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeli
 	final := filepath.Join(dir, strconv.Itoa(l.Idx)+".pdf")
 	unlock := p.lockLetter(m.EPID, l.Idx)
 	defer unlock()
-	if _, err := os.Stat(final); err == nil {
-		return final, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	key := letterKey(m.EPID, l.Idx)
+	if p.cfg.Blobs != nil {
+		path, err := p.cfg.Blobs.LocalPath(ctx, key)
+		if err == nil {
+			return path, nil
+		}
+		if !errors.Is(err, blob.ErrNotFound) {
+			return "", err
+		}
+	}
+	if _, err := os.Stat(final); errors.Is(err, fs.ErrNotExist) {
+		// made by no call yet (with a store: a file here is one this
+		// node made and then crashed before putting)
+		if err := p.makeLetterPDF(ctx, dir, final, m, l, password); err != nil {
+			return "", err
+		}
+	} else if err != nil {
 		return "", err
 	}
+	if p.cfg.Blobs == nil {
+		return final, nil
+	}
+	if _, err := p.cfg.Blobs.Stat(ctx, key); errors.Is(err, blob.ErrNotFound) {
+		if err := putFile(ctx, p.cfg.Blobs, key, final); err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	path, err := p.cfg.Blobs.LocalPath(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if path != final { // (a store kept in the work folder would be the file itself)
+		if err := os.Remove(final); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+// makeLetterPDF writes the letter's PDF into final (see LetterPDF).
+func (p *Producer) makeLetterPDF(ctx context.Context, dir, final string, m *pipeline.Mailing, l *pipeline.Letter, password string) error {
 	if password != "" {
 		if why := pdf.CheckPassword(password); why != "" {
-			return "", &docError{why}
+			return &docError{why}
 		}
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return "", err
+		return err
 	}
 	plain := final + ".plain.tmp"
 	pages, err := p.writeLetterPDF(ctx, plain, m, l)
 	if err != nil {
 		os.Remove(plain)
-		return "", err
+		return err
 	}
 	defer os.Remove(plain)
 	out := plain
@@ -71,41 +124,62 @@ func (p *Producer) LetterPDF(ctx context.Context, m *pipeline.Mailing, l *pipeli
 		out = final + ".tmp"
 		if err := p.encrypt(ctx, plain, out, password, pages); err != nil {
 			os.Remove(out)
-			return "", err
+			return err
 		}
 	}
 	if err := syncFile(out); err != nil { // qpdf's output; the plain one is synced
-		return "", err
+		return err
 	}
 	if err := os.Rename(out, final); err != nil {
-		return "", err
+		return err
 	}
-	if err := durable.SyncDir(dir); err != nil {
-		return "", err
-	}
-	return final, nil
+	return durable.SyncDir(dir)
 }
 
 // ExistingLetterPDF returns the path of a letter's PDF when LetterPDF
 // has made it, without making it: what a link serves once the letter's
 // password is no longer kept (making it then would give a PDF without
-// the password).
-func (p *Producer) ExistingLetterPDF(epid string, idx int) (string, bool) {
+// the password). A PDF not made is an error wrapping fs.ErrNotExist;
+// with an object store, the path is the object's copy on this node, and
+// the store's failures are errors of their own (worth a retry).
+func (p *Producer) ExistingLetterPDF(ctx context.Context, epid string, idx int) (string, error) {
 	if !plainEPID(epid) || idx < 0 {
-		return "", false
+		return "", fmt.Errorf("letter %d of mailing %.80q: %w", idx, epid, fs.ErrNotExist)
+	}
+	if p.cfg.Blobs != nil {
+		path, err := p.cfg.Blobs.LocalPath(ctx, letterKey(epid, idx))
+		if errors.Is(err, blob.ErrNotFound) {
+			return "", fmt.Errorf("letter %d of mailing %s: %w", idx, epid, fs.ErrNotExist)
+		}
+		return path, err
 	}
 	path := filepath.Join(p.cfg.WorkDir, "letters", epid, strconv.Itoa(idx)+".pdf")
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return "", false
+		return "", fmt.Errorf("letter %d of mailing %s: %w", idx, epid, fs.ErrNotExist)
 	}
-	return path, true
+	return path, nil
 }
 
 // RemoveLetterPDFs deletes the letters' PDFs of a mailing (when its
-// documents are purged).
+// documents are purged): in the object store too, when there is one.
 func (p *Producer) RemoveLetterPDFs(epid string) error {
 	if !plainEPID(epid) {
 		return fmt.Errorf("bad EPID %q", epid)
+	}
+	if p.cfg.Blobs != nil {
+		ctx := context.Background()
+		var keys []string
+		if err := p.cfg.Blobs.List(ctx, lettersPrefix(epid), func(info blob.Info) error {
+			keys = append(keys, info.Key)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := p.cfg.Blobs.Delete(ctx, k); err != nil {
+				return err
+			}
+		}
 	}
 	return os.RemoveAll(filepath.Join(p.cfg.WorkDir, "letters", epid))
 }
@@ -204,7 +278,7 @@ func (p *Producer) writeLetterPDF(ctx context.Context, path string, m *pipeline.
 // letterErr tells the letter's problems (its documents cannot be read)
 // from the server's (cancelled, the writer failed, a converter missing).
 func (k *composer) letterErr(err error) error {
-	if k.ctx.Err() != nil || k.w.Err() != nil || errors.Is(err, sandbox.ErrMissing) || DocumentError(err) {
+	if k.ctx.Err() != nil || k.w.Err() != nil || errors.Is(err, sandbox.ErrMissing) || DocumentError(err) || isStoreError(err) {
 		return err
 	}
 	return &docError{err.Error()}

@@ -3,11 +3,13 @@ package production
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,8 +25,8 @@ import (
 // a.pdf (A4, then US Letter landscape), the PostScript document's second
 // page and the attachment; letter 1 takes page 3 of a.pdf, whose window
 // shows lines for lodge that its Masks cover.
-func emailMailing(t *testing.T) *mailing {
-	ml := newMailing(t, "EPIDELEC", pipeline.Production{})
+func emailMailing(t *testing.T, p *Producer) *mailing {
+	ml := newMailing(t, p, "EPIDELEC", pipeline.Production{})
 	ml.doc("a.pdf",
 		mailpdf.Page{Address: mailpdf.Address(0), Text: "First page of letter zero"},
 		mailpdf.Page{W: mailpdf.LetterH, H: mailpdf.LetterW, Text: "Landscape page of letter zero", Colour: true},
@@ -41,17 +43,26 @@ func emailMailing(t *testing.T) *mailing {
 // TestLetterPDF: a letter's pages as they are (sizes, order, attachments
 // last, PostScript converted), no sheet code, masks painted; written once
 // and reused, whatever a later call asks.
-func TestLetterPDF(t *testing.T) {
+func TestLetterPDF(t *testing.T) { eachSetup(t, testLetterPDF) }
+
+func testLetterPDF(t *testing.T, s setup) {
 	testenv.Tool(t, "gs")
-	p := newProducer(t)
-	ml := emailMailing(t)
+	p := s.producer(t)
+	ml := emailMailing(t, p)
 	ctx := context.Background()
 	path, err := p.LetterPDF(ctx, &ml.m, ml.letters[0], "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(p.cfg.WorkDir, "letters", "EPIDELEC", "0.pdf"); path != want {
-		t.Fatalf("path %s, want %s", path, want)
+	// in the work folder, or the store's file of letters/EPIDELEC/0.pdf
+	wantPath := filepath.Join(p.cfg.WorkDir, "letters", "EPIDELEC", "0.pdf")
+	if p.cfg.Blobs != nil {
+		if wantPath, err = p.cfg.Blobs.LocalPath(ctx, "letters/EPIDELEC/0.pdf"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if path != wantPath {
+		t.Fatalf("path %s, want %s", path, wantPath)
 	}
 	readback.Check(t, path)
 	sizes := readback.Sizes(t, path)
@@ -107,15 +118,15 @@ func TestLetterPDF(t *testing.T) {
 		t.Errorf("masked page reads %q", got)
 	}
 
-	if got, ok := p.ExistingLetterPDF("EPIDELEC", 0); !ok || got != path {
-		t.Fatalf("ExistingLetterPDF of a letter made: %s %v", got, ok)
+	if got, err := p.ExistingLetterPDF(ctx, "EPIDELEC", 0); err != nil || got != path {
+		t.Fatalf("ExistingLetterPDF of a letter made: %s %v", got, err)
 	}
 	for _, bad := range []struct {
 		epid string
 		idx  int
 	}{{"EPIDELEC", 5}, {"OTHER", 0}, {"", 0}, {"..", 0}, {"EPIDELEC/../EPIDELEC", 0}, {"EPIDELEC", -1}} {
-		if got, ok := p.ExistingLetterPDF(bad.epid, bad.idx); ok {
-			t.Fatalf("ExistingLetterPDF(%q, %d): %s", bad.epid, bad.idx, got)
+		if got, err := p.ExistingLetterPDF(ctx, bad.epid, bad.idx); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("ExistingLetterPDF(%q, %d): %s %v", bad.epid, bad.idx, got, err)
 		}
 	}
 	// written once: a second call, with a password now, gives the same
@@ -129,7 +140,10 @@ func TestLetterPDF(t *testing.T) {
 		t.Fatal("the letter's PDF changed")
 	}
 	// what a crash leaves (temporary files) is written over
-	dir := filepath.Dir(path)
+	dir := filepath.Join(p.cfg.WorkDir, "letters", "EPIDELEC")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"2.pdf.plain.tmp", "2.pdf.tmp"} {
 		os.WriteFile(filepath.Join(dir, name), []byte("half"), 0o640)
 	}
@@ -140,8 +154,11 @@ func TestLetterPDF(t *testing.T) {
 	}
 	checkEncrypted(t, path2, "pw")
 	names, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if len(names) != 3 {
-		t.Fatalf("left in the folder: %q", names)
+	keys := storeKeys(t, p.cfg.Blobs, "")
+	if p.cfg.Blobs == nil && len(names) != 3 || p.cfg.Blobs != nil && (len(names) != 0 || !slices.Equal(keys, []string{
+		"blobs/EPIDELEC/a.pdf", "blobs/EPIDELEC/b.ps", "blobs/EPIDELEC/terms.pdf",
+		"letters/EPIDELEC/0.pdf", "letters/EPIDELEC/1.pdf", "letters/EPIDELEC/2.pdf"})) {
+		t.Fatalf("left in the work folder: %q; in the object store: %q", names, keys)
 	}
 	for _, bad := range []string{"", ".", "..", "../x", "a/b"} {
 		if err := p.RemoveLetterPDFs(bad); err == nil {
@@ -154,31 +171,42 @@ func TestLetterPDF(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("%s after RemoveLetterPDFs: %v", dir, err)
 	}
+	if keys := storeKeys(t, p.cfg.Blobs, "letters/"); len(keys) != 0 {
+		t.Fatalf("in the object store after RemoveLetterPDFs: %q", keys)
+	}
+	if got, err := p.ExistingLetterPDF(ctx, "EPIDELEC", 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ExistingLetterPDF after RemoveLetterPDFs: %s %v", got, err)
+	}
 }
 
 // TestLetterPDFPassword: a password encrypts the PDF with AES-256,
 // revision 6: qpdf and Ghostscript open it with the password and not
-// without; the password is in no file of the work folder.
-func TestLetterPDFPassword(t *testing.T) {
+// without; the password is in no file of the work folder (or of the
+// object store).
+func TestLetterPDFPassword(t *testing.T) { eachSetup(t, testLetterPDFPassword) }
+
+func testLetterPDFPassword(t *testing.T, s setup) {
 	testenv.Tool(t, "qpdf")
 	testenv.Tool(t, "gs")
 	ctx := context.Background()
 	for _, pw := range []string{"s3cret", "pässwörd mit Ümlauten ✓", "--looks-like-an-option", `"quoted" \ {json}`, strings.Repeat("x", pdf.MaxPasswordBytes)} {
-		p := newProducer(t)
-		ml := emailMailing(t)
+		p, dirs := s.node(t)
+		ml := emailMailing(t, p)
 		path, err := p.LetterPDF(ctx, &ml.m, ml.letters[0], pw)
 		if err != nil {
 			t.Fatalf("%q: %v", pw, err)
 		}
 		checkEncrypted(t, path, pw)
-		filepath.WalkDir(p.cfg.WorkDir, func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				if data, _ := os.ReadFile(path); bytes.Contains(data, []byte(pw)) {
-					t.Errorf("%q: the password is in %s", pw, path)
+		for _, dir := range append(dirs, p.cfg.WorkDir) {
+			filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if data, _ := os.ReadFile(path); bytes.Contains(data, []byte(pw)) {
+						t.Errorf("%q: the password is in %s", pw, path)
+					}
 				}
-			}
-			return nil
-		})
+				return nil
+			})
+		}
 	}
 }
 
@@ -233,13 +261,15 @@ func checkEncrypted(t *testing.T, path, pw string) {
 }
 
 // TestLetterPDFErrors: a bad password or a document that cannot be read is
-// the letter's problem (DocumentError) and leaves no file.
-func TestLetterPDFErrors(t *testing.T) {
-	p := newProducer(t)
+// the letter's problem (DocumentError) and leaves no file (or object).
+func TestLetterPDFErrors(t *testing.T) { eachSetup(t, testLetterPDFErrors) }
+
+func testLetterPDFErrors(t *testing.T, s setup) {
+	p := s.producer(t)
 	ctx := context.Background()
 	f := func(name string, setup func(ml *mailing), pw, want string) {
 		t.Helper()
-		ml := emailMailing(t)
+		ml := emailMailing(t, p)
 		setup(ml)
 		_, err := p.LetterPDF(ctx, &ml.m, ml.letters[len(ml.letters)-1], pw)
 		if err == nil || !DocumentError(err) || !strings.Contains(err.Error(), want) {
@@ -248,6 +278,9 @@ func TestLetterPDFErrors(t *testing.T) {
 		left, _ := filepath.Glob(filepath.Join(p.cfg.WorkDir, "letters", "EPIDELEC", "*"))
 		if len(left) != 0 {
 			t.Errorf("%s: left %q", name, left)
+		}
+		if keys := storeKeys(t, p.cfg.Blobs, "letters/"); len(keys) != 0 {
+			t.Errorf("%s: left in the object store %q", name, keys)
 		}
 	}
 	none := func(*mailing) {}
@@ -269,6 +302,6 @@ func TestLetterPDFErrors(t *testing.T) {
 	}, "", "junk.ps could not be converted")
 	f("document gone", func(ml *mailing) {
 		ml.letter(nil, "terms.pdf")
-		os.Remove(ml.m.Files[2].Path)
+		ml.remove(ml.m.Files[2])
 	}, "", "terms.pdf")
 }

@@ -2,7 +2,9 @@ package production
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,12 +42,14 @@ func previewFile(t *testing.T, p *Producer, m *pipeline.Mailing, l *pipeline.Let
 // TestPreviewPDF: a checked postal letter previews as it prints (A4,
 // sheet code, the corrected address in the window); an electronic letter
 // as its pages are, masks painted, without deciding the send's PDF.
-func TestPreviewPDF(t *testing.T) {
+func TestPreviewPDF(t *testing.T) { eachSetup(t, testPreviewPDF) }
+
+func testPreviewPDF(t *testing.T, s setup) {
 	testenv.Tool(t, "gs")
-	p := newProducer(t)
+	p := s.producer(t)
 
 	t.Run("postal letter as printed", func(t *testing.T) {
-		ml := newMailing(t, "E-PRV1", pipeline.Production{})
+		ml := newMailing(t, p, "E-PRV1", pipeline.Production{})
 		ml.doc("notice.pdf", mailpdf.Page{Address: mailpdf.Address(0), Text: "Preview body"}, mailpdf.Page{Text: "Page two"})
 		ml.letter(mailpdf.Address(0), "notice.pdf")
 		ml.m.Letters = 1
@@ -83,14 +87,14 @@ func TestPreviewPDF(t *testing.T) {
 	})
 
 	t.Run("electronic letter not cached", func(t *testing.T) {
-		ml := emailMailing(t)
+		ml := emailMailing(t, p)
 		l := ml.letters[1]
 		path := previewFile(t, p, &ml.m, l)
 		if got := readback.Text(t, path, 1); !strings.Contains(got, "Letter one") {
 			t.Errorf("preview reads %q", got)
 		}
-		if got, ok := p.ExistingLetterPDF(ml.m.EPID, l.Idx); ok {
-			t.Fatalf("the preview left the send's PDF %s", got)
+		if got, err := p.ExistingLetterPDF(context.Background(), ml.m.EPID, l.Idx); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the preview left the send's PDF %s (%v)", got, err)
 		}
 		// the send after a preview still encrypts with its password
 		sent, err := p.LetterPDF(context.Background(), &ml.m, l, "the password")
@@ -104,7 +108,7 @@ func TestPreviewPDF(t *testing.T) {
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		ml := newMailing(t, "E-PRV2", pipeline.Production{})
+		ml := newMailing(t, p, "E-PRV2", pipeline.Production{})
 		ml.doc("notice.pdf", mailpdf.Page{Text: "x"})
 		ml.letter(mailpdf.Address(1), "notice.pdf")
 		ml.m.Purged = true

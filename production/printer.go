@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -26,6 +24,11 @@ type PrinterConfig struct {
 	// Timeout bounds each question to the printer (default 30 s);
 	// sending a batch may take Timeout plus a second per MiB of its PDF.
 	Timeout time.Duration
+	// Batches reads the batches' print files (Producer.Batches: from
+	// the object store several nodes share, so that any node sends any
+	// batch); the zero value reads them from the batch's folder in this
+	// node's hot folder.
+	Batches Batches
 }
 
 // Printer sends print batches to an IPP printer: it implements
@@ -89,23 +92,18 @@ func (p *Printer) Find(ctx context.Context, batch string) (string, bool, error) 
 
 // Send implements pipeline.Printer.
 func (p *Printer) Send(ctx context.Context, b *pipeline.Batch) (string, error) {
-	path := filepath.Join(b.Dir, BatchPDF)
-	f, err := os.Open(path)
+	f, size, err := p.cfg.Batches.Open(ctx, *b, BatchPDF)
 	if err != nil {
 		return "", fmt.Errorf("sending batch %s to %s: %w", b.ID, p.c.Printer(), err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout+time.Duration(fi.Size()>>20)*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout+time.Duration(size>>20)*time.Second)
 	defer cancel()
 	sides := "one-sided"
 	if b.Duplex {
 		sides = "two-sided-long-edge"
 	}
-	j, err := p.c.PrintJob(ctx, b.ID, "application/pdf", []ipp.Attribute{{Name: "sides", Values: []ipp.Value{ipp.Keyword(sides)}}}, f, fi.Size())
+	j, err := p.c.PrintJob(ctx, b.ID, "application/pdf", []ipp.Attribute{{Name: "sides", Values: []ipp.Value{ipp.Keyword(sides)}}}, f, size)
 	if err != nil {
 		return "", fmt.Errorf("sending batch %s: %w", b.ID, err)
 	}

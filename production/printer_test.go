@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/ipp"
 	"github.com/lodge-mail/lodge/internal/testcups"
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
@@ -136,8 +138,8 @@ func printerJobs(t *testing.T, q testcups.Queue, name string) []ipp.Job {
 
 // checkPrinted checks that the batch was sent once, as the job it
 // records, and that the PDF the printer wrote for it has as many pages
-// as the batch's PDF in the hot folder.
-func checkPrinted(t *testing.T, s pipeline.Store, q testcups.Queue, b pipeline.Batch) {
+// as the batch's PDF (in the hot folder, or the object store).
+func checkPrinted(t *testing.T, s pipeline.Store, q testcups.Queue, b pipeline.Batch, blobs blob.Store) {
 	t.Helper()
 	jobs := printerJobs(t, q, b.ID)
 	if len(jobs) != 1 {
@@ -153,8 +155,12 @@ func checkPrinted(t *testing.T, s pipeline.Store, q testcups.Queue, b pipeline.B
 	if b.Duplex {
 		want *= 2
 	}
-	if n := len(readback.Sizes(t, filepath.Join(b.Dir, BatchPDF))); n != want {
-		t.Fatalf("the hot folder's %s has %d pages, want %d", BatchPDF, n, want)
+	batchPDF := filepath.Join(t.TempDir(), BatchPDF)
+	if err := os.WriteFile(batchPDF, readBatchFile(t, blobs, b, BatchPDF), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readback.Sizes(t, batchPDF)); n != want {
+		t.Fatalf("the batch's %s has %d pages, want %d", BatchPDF, n, want)
 	}
 	var printed []string
 	for _, p := range q.PDFs(t) {
@@ -187,11 +193,17 @@ func checkPrinted(t *testing.T, s pipeline.Store, q testcups.Queue, b pipeline.B
 // not send it again; a printer refusing jobs is retried, and a batch
 // the print room marked printed meanwhile is not sent; each printed PDF
 // has its batch's pages.
-func TestPrintStage(t *testing.T) {
-	p := newProducer(t)
+//
+// With an object store the print stage reads the batch from the store:
+// the batch's folder is gone from the hot folder (another node composed
+// it) before it is sent.
+func TestPrintStage(t *testing.T) { eachSetup(t, testPrintStage) }
+
+func testPrintStage(t *testing.T, s setup) {
+	p := s.producer(t)
 	addr := mailpdf.Address
 	cups := testcups.Listen(t) // not started yet: connections are never answered
-	printer, err := NewPrinter(PrinterConfig{URI: "ipp://" + cups.Addr + "/printers/lodge", Timeout: time.Second}, nil)
+	printer, err := NewPrinter(PrinterConfig{URI: "ipp://" + cups.Addr + "/printers/lodge", Timeout: time.Second, Batches: p.Batches()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +219,7 @@ func TestPrintStage(t *testing.T) {
 
 	// A duplex mailing while the printer does not answer: composed into
 	// the hot folder, its print job queued with the failure
-	a := newMailing(t, "E-PRINTA", pipeline.Production{Duplex: true})
+	a := newMailing(t, p, "E-PRINTA", pipeline.Production{Duplex: true})
 	a.doc("a.pdf", mailpdf.Page{Address: addr(1), Text: "Dear Customer 1"}, mailpdf.Page{Text: "Yours sincerely"},
 		mailpdf.Page{Address: addr(2), Text: "Dear Customer 2"})
 	a.letter(addr(1), "a.pdf:0-1")
@@ -226,6 +238,14 @@ func TestPrintStage(t *testing.T) {
 		t.Fatalf("queue %+v, want the print job of %s after one failed attempt", jobs, ba.ID)
 	}
 
+	if p.cfg.Blobs != nil {
+		// the print job runs on another node: the batch's folder is not
+		// there
+		if err := os.RemoveAll(ba.Dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// the printer answers: the print job is sent at its next attempt
 	cups.Start(t)
 	q := cups.AddPDFQueue(t, "lodge")
@@ -240,11 +260,11 @@ func TestPrintStage(t *testing.T) {
 		t.Fatal(errs)
 	}
 	ba = onlyBatch(t, store, "E-PRINTA")
-	checkPrinted(t, store, q, ba)
+	checkPrinted(t, store, q, ba, p.cfg.Blobs)
 
 	// B: the stage is cut after the printer took the job, before the
 	// batch records it; its next attempt finds the job
-	b := newMailing(t, "E-PRINTB", pipeline.Production{})
+	b := newMailing(t, p, "E-PRINTB", pipeline.Production{})
 	b.doc("b.pdf", mailpdf.Page{Address: addr(3), Text: "Dear Customer 3"}, mailpdf.Page{Address: addr(4), Text: "Dear Customer 4"},
 		mailpdf.Page{Text: "page 2 of 2"})
 	b.letter(addr(3), "b.pdf:0-0")
@@ -266,7 +286,7 @@ func TestPrintStage(t *testing.T) {
 	if len(crash.sent) != 2 || bb.Printer != crash.sent[1] {
 		t.Errorf("sent %v; batch records %q", crash.sent, bb.Printer)
 	}
-	checkPrinted(t, store, q, bb)
+	checkPrinted(t, store, q, bb, p.cfg.Blobs)
 	if jobs := printJobs(t, store); len(jobs) != 0 {
 		t.Errorf("print jobs queued: %+v", jobs)
 	}
@@ -274,7 +294,7 @@ func TestPrintStage(t *testing.T) {
 	// C: the printer refuses jobs; meanwhile the print room prints the
 	// batch from the hot folder and marks it printed: it is not sent
 	cups.Reject(t, q)
-	c := newMailing(t, "E-PRINTC", pipeline.Production{})
+	c := newMailing(t, p, "E-PRINTC", pipeline.Production{})
 	c.doc("c.pdf", mailpdf.Page{Address: addr(5), Text: "Dear Customer 5"})
 	c.letter(addr(5), "c.pdf")
 	submit(t, mr, c, clock.Now())
