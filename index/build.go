@@ -66,7 +66,7 @@ func Build(ctx context.Context, src Sources, dataDir string, o BuildOptions) (Bu
 	}
 	removeStale(dataDir, "")
 
-	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
+	stamp := time.Now().UTC().Format(stampLayout)
 	final := filepath.Join(dataDir, "index-"+stamp)
 	tmp := final + ".tmp"
 	if err := os.MkdirAll(tmp, 0o755); err != nil {

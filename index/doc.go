@@ -27,6 +27,13 @@
 // index directories removed. An interrupted or failed build therefore never
 // leaves an index that Open would use: Open follows current only.
 //
+// <stamp> is the UTC build time (CheckStamp), so stamps sort as builds
+// do. Install adds an index built on another node (package indexsync
+// fetches the published ones) the same way, under that node's stamp:
+// written into index-<stamp>.tmp by its caller, synced, renamed, taken
+// into use, then made current; the directory current before is kept
+// until RemoveUnused (its index may still serve running checks).
+//
 // # Pebble keys (format version 1)
 //
 // Every key starts with "lodge/v1/"; a later format uses a new prefix, so an
@@ -55,7 +62,7 @@
 //
 // # Concurrency
 //
-// Build must not run concurrently with another Build on the same data
-// directory (it takes a lock file). An opened Index is read-only and safe
+// Build must not run concurrently with another Build or Install on the
+// same data directory (they take a lock file; the second fails). An opened Index is read-only and safe
 // for concurrent use; Close it once no reader uses it.
 package index

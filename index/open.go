@@ -29,14 +29,20 @@ type Index struct {
 	once     sync.Once
 }
 
-// Open loads the current index of dataDir into memory. The pebble store is
-// read once and closed; the bleve index stays open for suggestions.
+// Open loads the current index of dataDir into memory (OpenDir).
 func Open(dataDir string) (*Index, error) {
-	start := time.Now()
 	dir, err := currentDir(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	return OpenDir(dir)
+}
+
+// OpenDir loads the index directory dir (an index-<stamp> directory) into
+// memory. The pebble store is read once and closed; the bleve index stays
+// open for suggestions.
+func OpenDir(dir string) (*Index, error) {
+	start := time.Now()
 	db, err := pebble.Open(filepath.Join(dir, "pebble"), &pebble.Options{ReadOnly: true, Logger: pebblelog.Quiet{}})
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
