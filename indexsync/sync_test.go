@@ -1,0 +1,510 @@
+package indexsync
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/lodge-mail/lodge/blob"
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/progress"
+)
+
+var quietLog = slog.New(slog.DiscardHandler)
+
+// Reference data of three small indexes: each judges one more address
+// matched than the one before.
+var (
+	locsA = []string{"Melbourne,VIC,3000"}
+	locsB = []string{"Melbourne,VIC,3000", "Carlton,VIC,3053"}
+	locsC = []string{"Melbourne,VIC,3000", "Carlton,VIC,3053", "Fitzroy,VIC,3065"}
+
+	carlton = []string{"Jo", "1 Smith St", "Carlton VIC 3053"}
+	fitzroy = []string{"Jo", "1 Smith St", "Fitzroy VIC 3065"}
+)
+
+// build imports an index of the given localities into dataDir, through
+// the real import path, and returns its directory.
+func build(t *testing.T, dataDir string, locs []string) string {
+	t.Helper()
+	csv := filepath.Join(t.TempDir(), "localities-au.csv")
+	body := "locality,state,postcode,count,latitude,longitude\n"
+	for _, l := range locs {
+		body += l + ",100,-37.8,144.9\n"
+	}
+	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := index.Sources{Dir: filepath.Dir(csv), Files: map[string]string{index.SrcGNAFLocalities: csv}}
+	res, err := index.Build(context.Background(), src, dataDir, index.BuildOptions{Log: quietLog, Progress: progress.Options{Out: io.Discard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Dir
+}
+
+// node is one lodge serve: a data directory, its index and a Follower.
+type node struct {
+	t       *testing.T
+	dataDir string
+	f       *Follower
+	set     *metrics.Set
+	polls   chan error
+}
+
+func startNode(t *testing.T, store blob.Store, locs []string, cfg Config) *node {
+	t.Helper()
+	n := &node{t: t, dataDir: t.TempDir(), set: metrics.NewSet(), polls: make(chan error, 100)}
+	build(t, n.dataDir, locs)
+	ix, err := index.Open(n.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Metrics, cfg.Log = n.set, quietLog
+	cfg.Polled = func(reloaded bool, err error) {
+		if reloaded || err != nil {
+			n.polls <- err
+		}
+	}
+	if n.f, err = NewFollower(store, n.dataDir, ix, engine.Config{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.f.Close)
+	return n
+}
+
+func (n *node) status(lines []string) engine.Status { return n.f.Engine().Check(lines, false).Status }
+
+// metric returns a metric's value as /metrics shows it.
+func (n *node) metric(name string) string {
+	var b bytes.Buffer
+	n.set.WritePrometheus(&b)
+	for _, l := range strings.Split(b.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			return v
+		}
+	}
+	return "(none)"
+}
+
+// indexDirs lists the data directory's index directories.
+func (n *node) indexDirs() []string {
+	ents, err := os.ReadDir(n.dataDir)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "index-") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (n *node) current() string {
+	s, err := index.CurrentStamp(n.dataDir)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return s
+}
+
+func newStore(t *testing.T) blob.Store {
+	t.Helper()
+	s, err := blob.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func publish(t *testing.T, store blob.Store, dir string) Manifest {
+	t.Helper()
+	m, err := Publish(context.Background(), store, dir, PublishOptions{Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestPublishFollow: node A imports and publishes; node B, following the
+// same store from a data directory of its own, takes A's index into use
+// without a restart, makes it its current index (a restart keeps it),
+// and removes its old one once unused; a second publication is picked up
+// by B's polling loop.
+func TestPublishFollow(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t)
+	b := startNode(t, store, locsA, Config{})
+	if got := b.status(carlton); got != engine.StatusUnmatched {
+		t.Fatalf("B before: %v", got)
+	}
+	oldB := b.current()
+	if reloaded, err := b.f.Poll(ctx); reloaded || err != nil {
+		t.Fatalf("poll with nothing published: %v %v", reloaded, err)
+	}
+
+	dataA := t.TempDir()
+	m := publish(t, store, build(t, dataA, locsB))
+	if m.Stamp <= oldB || m.Key != TarKey(m.Stamp) || m.Format != index.FormatVersion {
+		t.Fatalf("manifest %+v (B's stamp %s)", m, oldB)
+	}
+	raw, err := os.ReadFile(filepath.Join(store.(*blob.Local).Root(), "index", "latest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk Manifest
+	if err := json.Unmarshal(raw, &onDisk); err != nil || onDisk != m {
+		t.Fatalf("stored manifest %s, Publish said %+v (%v)", raw, m, err)
+	}
+	tarBytes, err := os.ReadFile(filepath.Join(store.(*blob.Local).Root(), filepath.FromSlash(m.Key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha1.Sum(tarBytes); hex.EncodeToString(sum[:]) != m.SHA1 || int64(len(tarBytes)) != m.Size {
+		t.Fatalf("the stored tar (%d bytes) is not the manifest's %+v", len(tarBytes), m)
+	}
+
+	reloaded, err := b.f.Poll(ctx)
+	if !reloaded || err != nil {
+		t.Fatalf("B's poll after A published: %v %v", reloaded, err)
+	}
+	if got := b.status(carlton); got != engine.StatusMatched {
+		t.Errorf("B after A published: %v, want A's matched", got)
+	}
+	if g := b.f.Engine().Generation(); g != 2 {
+		t.Errorf("generation %d, want 2", g)
+	}
+	if b.current() != m.Stamp || b.f.Stamp() != m.Stamp {
+		t.Errorf("B's current is %s and in use %s, want %s", b.current(), b.f.Stamp(), m.Stamp)
+	}
+	for name, want := range map[string]string{"lodge_index_generation": "2", "lodge_index_reloads_total": "1", "lodge_index_reload_errors_total": "0"} {
+		if got := b.metric(name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+	if reloaded, err := b.f.Poll(ctx); reloaded || err != nil {
+		t.Errorf("poll of the same manifest again: %v %v", reloaded, err)
+	}
+	// a restart of B opens A's index
+	ix, err := index.Open(b.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Stamp() != m.Stamp || ix.Meta.Counts.Localities != 2 {
+		t.Errorf("B restarted on %s with %d localities", ix.Stamp(), ix.Meta.Counts.Localities)
+	}
+	ix.Close()
+
+	// the polling loop picks up the next publication
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	b.f.cfg.Interval = 10 * time.Millisecond
+	for len(b.polls) > 0 { // what the polls above did
+		<-b.polls
+	}
+	go func() { b.f.Run(runCtx); close(ran) }()
+	m2 := publish(t, store, build(t, dataA, locsC))
+	if err := <-b.polls; err != nil { // the first poll that did something
+		t.Fatalf("B's loop: %v", err)
+	}
+	cancel()
+	<-ran
+	if got := b.status(fitzroy); got != engine.StatusMatched || b.f.Stamp() != m2.Stamp {
+		t.Errorf("B after A's second publication: %v on %s, want matched on %s", got, b.f.Stamp(), m2.Stamp)
+	}
+	b.f.Close() // waits for the replaced indexes to be closed and removed
+	if dirs := b.indexDirs(); len(dirs) != 1 || dirs[0] != "index-"+m2.Stamp {
+		t.Errorf("B's index directories %v, want only index-%s", dirs, m2.Stamp)
+	}
+
+	// three publications: the store keeps the newest two tars
+	m3 := publish(t, store, build(t, dataA, locsB))
+	var keys []string
+	store.List(ctx, "index/", func(i blob.Info) error { keys = append(keys, i.Key); return nil })
+	if want := []string{m2.Key, m3.Key, ManifestKey}; fmt.Sprint(keys) != fmt.Sprint(want) {
+		t.Errorf("store holds %v, want %v", keys, want)
+	}
+}
+
+// TestFollowLocalImport: an import on the node itself (another process
+// swapping current) is taken into use without downloading, with no store
+// at all.
+func TestFollowLocalImport(t *testing.T) {
+	n := startNode(t, nil, locsA, Config{})
+	build(t, n.dataDir, locsB)
+	if reloaded, err := n.f.Poll(context.Background()); !reloaded || err != nil {
+		t.Fatalf("poll after an import here: %v %v", reloaded, err)
+	}
+	if got := n.status(carlton); got != engine.StatusMatched {
+		t.Errorf("after the import: %v", got)
+	}
+	if n.f.Stamp() != n.current() {
+		t.Errorf("in use %s, current %s", n.f.Stamp(), n.current())
+	}
+}
+
+// TestPublishRules: an index already published is not sent again; an
+// older one does not replace a newer manifest; a failed upload leaves the
+// manifest as it was.
+func TestPublishRules(t *testing.T) {
+	ctx := context.Background()
+	store := newStore(t)
+	data := t.TempDir()
+	older := build(t, data, locsA)
+	olderCopy := t.TempDir() + "/" + filepath.Base(older)
+	if err := os.CopyFS(olderCopy, os.DirFS(older)); err != nil { // Build removes it at the next import
+		t.Fatal(err)
+	}
+	newer := build(t, data, locsB)
+	m := publish(t, store, newer)
+	again := publish(t, store, newer)
+	if again != m {
+		t.Errorf("publishing again gave %+v, want the same %+v", again, m)
+	}
+	if _, err := Publish(ctx, store, olderCopy, PublishOptions{Log: quietLog}); !errors.Is(err, ErrNewerPublished) {
+		t.Errorf("publishing an older index over a newer: %v", err)
+	}
+	if _, err := Publish(ctx, store, data, PublishOptions{Log: quietLog}); err == nil {
+		t.Error("published a directory that is not index-<stamp>")
+	}
+
+	// an upload that fails half way
+	fs := &failingStore{Store: store, failKey: "index/", after: 4096}
+	newest := build(t, data, locsC)
+	if _, err := Publish(ctx, fs, newest, PublishOptions{Log: quietLog}); err == nil {
+		t.Fatal("a failed upload published")
+	}
+	got, err := readManifest(ctx, store)
+	if err != nil || got != m {
+		t.Errorf("manifest after a failed upload: %+v %v, want %+v", got, err, m)
+	}
+}
+
+// failingStore is the real store with Puts under failKey failing after
+// some bytes (the connection lost half way).
+type failingStore struct {
+	blob.Store
+	failKey string
+	after   int64
+}
+
+func (s *failingStore) Put(ctx context.Context, key string, r io.Reader, size int64) (blob.Info, error) {
+	if strings.HasPrefix(key, s.failKey) && key != ManifestKey {
+		r = io.MultiReader(io.LimitReader(r, s.after), &failReader{})
+	}
+	return s.Store.Put(ctx, key, r, size)
+}
+
+type failReader struct{}
+
+func (failReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// TestFollowRefuses: a published index that is not what its manifest
+// says, a manifest this lodge must not follow, or a tar that is not an
+// index is refused: the old index keeps serving, current is unchanged,
+// nothing is left behind, the error is counted once and the same
+// manifest is not fetched again. A missing tar is retried.
+func TestFollowRefuses(t *testing.T) {
+	ctx := context.Background()
+	f := func(name string, retried bool, tamper func(t *testing.T, root string, m Manifest)) {
+		t.Run(name, func(t *testing.T) {
+			store := newStore(t)
+			b := startNode(t, store, locsA, Config{})
+			before := b.current()
+			m := publish(t, store, build(t, t.TempDir(), locsB))
+			tamper(t, store.(*blob.Local).Root(), m)
+			reloaded, err := b.f.Poll(ctx)
+			if reloaded || err == nil {
+				t.Fatalf("poll: reloaded %v, err %v; want refused", reloaded, err)
+			}
+			t.Logf("refused: %v", err)
+			if got := b.status(carlton); got != engine.StatusUnmatched {
+				t.Errorf("after the refusal B judges %v, want its old index's unmatched", got)
+			}
+			if g := b.f.Engine().Generation(); g != 1 || b.current() != before || b.f.Stamp() != before {
+				t.Errorf("generation %d, current %s, in use %s; want 1 and %s", g, b.current(), b.f.Stamp(), before)
+			}
+			if dirs := b.indexDirs(); len(dirs) != 1 || dirs[0] != "index-"+before {
+				t.Errorf("index directories %v, want only index-%s", dirs, before)
+			}
+			b.f.Poll(ctx)
+			want := "1"
+			if retried {
+				want = "2"
+			}
+			if got := b.metric("lodge_index_reload_errors_total"); got != want {
+				t.Errorf("errors counted %s after two polls, want %s", got, want)
+			}
+		})
+	}
+	tarPath := func(root string, m Manifest) string { return filepath.Join(root, filepath.FromSlash(m.Key)) }
+	writeManifest := func(t *testing.T, root string, m Manifest) {
+		b, _ := json.Marshal(m)
+		writeFile(t, filepath.Join(root, "index", "latest.json"), b)
+	}
+	// replaceTar stores other bytes as the tar and, when manifest is set,
+	// a manifest that describes them truthfully
+	replaceTar := func(t *testing.T, root string, m Manifest, b []byte, manifest bool) {
+		writeFile(t, tarPath(root, m), b)
+		if manifest {
+			sum := sha1.Sum(b)
+			m.Size, m.SHA1 = int64(len(b)), hex.EncodeToString(sum[:])
+			writeManifest(t, root, m)
+		}
+	}
+	readTar := func(t *testing.T, root string, m Manifest) []byte {
+		b, err := os.ReadFile(tarPath(root, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	f("wrong SHA-1 in the manifest", false, func(t *testing.T, root string, m Manifest) {
+		m.SHA1 = strings.Repeat("0", 40)
+		writeManifest(t, root, m)
+	})
+	f("tar truncated, manifest of the whole", false, func(t *testing.T, root string, m Manifest) {
+		b := readTar(t, root, m)
+		replaceTar(t, root, m, b[:len(b)/2], false)
+	})
+	f("tar truncated, manifest of the truncated bytes", false, func(t *testing.T, root string, m Manifest) {
+		b := readTar(t, root, m)
+		replaceTar(t, root, m, b[:len(b)/2], true)
+	})
+	f("tar header corrupt, manifest of it", false, func(t *testing.T, root string, m Manifest) {
+		b := readTar(t, root, m)
+		b[0] ^= 0x20 // the first entry's name: its header checksum no longer matches
+		replaceTar(t, root, m, b, true)
+	})
+	f("file contents corrupt, manifest of it", false, func(t *testing.T, root string, m Manifest) {
+		// every byte of pebble's files flipped: the tar is sound, the
+		// index does not open
+		es := readTarEntries(t, readTar(t, root, m))
+		for _, e := range es {
+			if strings.HasPrefix(e.hdr.Name, "pebble/") && e.hdr.Typeflag == tar.TypeReg {
+				for i := range e.body {
+					e.body[i] ^= 0xff
+				}
+			}
+		}
+		replaceTar(t, root, m, tarOf(t, es...), true)
+	})
+	f("a hostile entry, manifest of it", false, func(t *testing.T, root string, m Manifest) {
+		replaceTar(t, root, m, tarOf(t, tarEntry{hdr: tar.Header{Name: "pebble/", Typeflag: tar.TypeDir}},
+			tarEntry{hdr: tar.Header{Name: "pebble/x", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}}), true)
+	})
+	f("a tar of no index, manifest of it", false, func(t *testing.T, root string, m Manifest) {
+		replaceTar(t, root, m, tarOf(t, tarEntry{hdr: tar.Header{Name: "readme", Typeflag: tar.TypeReg, Size: 5}, body: []byte("hello")}), true)
+	})
+	f("more bytes than the manifest says", false, func(t *testing.T, root string, m Manifest) {
+		m.Size--
+		writeManifest(t, root, m)
+	})
+	f("manifest of a later index format", false, func(t *testing.T, root string, m Manifest) {
+		m.Format = index.FormatVersion + 1
+		writeManifest(t, root, m)
+	})
+	f("manifest with a stamp that is a path", false, func(t *testing.T, root string, m Manifest) {
+		m.Stamp = "../../" + m.Stamp
+		m.Key = "index/" + m.Stamp + ".tar"
+		writeManifest(t, root, m)
+	})
+	f("manifest naming another key", false, func(t *testing.T, root string, m Manifest) {
+		m.Key = "blobs/other.tar"
+		writeManifest(t, root, m)
+	})
+	f("manifest not JSON", false, func(t *testing.T, root string, m Manifest) {
+		writeFile(t, filepath.Join(root, "index", "latest.json"), []byte(`{"format":1,"stamp":`))
+	})
+	f("manifest with data after it", false, func(t *testing.T, root string, m Manifest) {
+		b, _ := json.Marshal(m)
+		writeFile(t, filepath.Join(root, "index", "latest.json"), append(b, "{}"...))
+	})
+	f("tar missing (retried)", true, func(t *testing.T, root string, m Manifest) {
+		if err := os.Remove(tarPath(root, m)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestFollowLimits: a published index over the follower's limits is
+// refused before anything is written.
+func TestFollowLimits(t *testing.T) {
+	store := newStore(t)
+	b := startNode(t, store, locsA, Config{Limits: Limits{MaxBytes: 1024}})
+	publish(t, store, build(t, t.TempDir(), locsB))
+	if reloaded, err := b.f.Poll(context.Background()); reloaded || err == nil || !strings.Contains(err.Error(), "more than 1024") {
+		t.Errorf("poll: %v %v, want refused over MaxBytes", reloaded, err)
+	}
+}
+
+type tarEntry struct {
+	hdr  tar.Header
+	body []byte
+}
+
+func readTarEntries(t *testing.T, b []byte) []tarEntry {
+	t.Helper()
+	var out []tarEntry
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tarEntry{hdr: *hdr, body: body})
+	}
+}
+
+// tarOf writes entries as a tar, whatever they are.
+func tarOf(t *testing.T, es ...tarEntry) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range es {
+		if err := tw.WriteHeader(&e.hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(e.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
