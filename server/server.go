@@ -232,12 +232,14 @@ func New(cfg Config, eng *engine.Engine, ix *index.Index, authn *auth.Authentica
 	s.metrics.NewGauge(`lodge_verdict_cache_hits_total`, func() float64 { h, _ := eng.CacheStats(); return float64(h) })
 	s.metrics.NewGauge(`lodge_verdict_cache_misses_total`, func() float64 { _, m := eng.CacheStats(); return float64(m) })
 	if ix != nil {
-		f := ix.Ref.Facts()
-		s.metrics.NewGauge(`lodge_index_localities`, func() float64 { return float64(f.Localities) })
-		s.metrics.NewGauge(`lodge_index_postcodes`, func() float64 { return float64(f.Postcodes) })
-		s.metrics.NewGauge(`lodge_index_countries`, func() float64 { return float64(f.Countries) })
-		s.metrics.NewGauge(`lodge_index_streets`, func() float64 { return float64(f.Streets) })
-		s.metrics.NewGauge(`lodge_index_address_points`, func() float64 { return float64(f.Points) })
+		// the engine's reference, not ix's: a live engine's changes
+		// (indexsync) while the server runs
+		f := func() engine.Facts { return eng.Reference().Facts() }
+		s.metrics.NewGauge(`lodge_index_localities`, func() float64 { return float64(f().Localities) })
+		s.metrics.NewGauge(`lodge_index_postcodes`, func() float64 { return float64(f().Postcodes) })
+		s.metrics.NewGauge(`lodge_index_countries`, func() float64 { return float64(f().Countries) })
+		s.metrics.NewGauge(`lodge_index_streets`, func() float64 { return float64(f().Streets) })
+		s.metrics.NewGauge(`lodge_index_address_points`, func() float64 { return float64(f().Points) })
 		load := ix.LoadTime.Seconds()
 		s.metrics.NewGauge(`lodge_index_load_seconds`, func() float64 { return load })
 	}
