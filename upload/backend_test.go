@@ -101,6 +101,7 @@ func openShared(t testing.TB, db *pgdb.DB, blobs blob.Store, opt Options) *Store
 // directory, or its objects in a shared store's blob store.
 func blobs(t *testing.T, s *Store, epid string) []string {
 	t.Helper()
+	s.settle() // the deletions of replaced blobs an upload left running
 	var out []string
 	if s.pg != nil {
 		prefix := "blobs/" + epid + "/"

@@ -2,18 +2,22 @@ package upload
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/upload/inspect"
 	"github.com/lodge-mail/lodge/upload/metadata"
@@ -258,4 +262,85 @@ func BenchmarkPutFile(b *testing.B) {
 func sha1Sum(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
+}
+
+// BenchmarkPut: the PUT of a 64 KiB document as the handler stores it
+// (the session read, then Store.PutFile: content check, SHA-1, the
+// durable blob, the record), by 8 clients at once, each in a session of
+// its own, on each store: embedded, and one node of the shared store
+// with its blobs on the local disk or in object storage (tests3). The
+// ratio of files/s is the cost of sharing on one machine:
+//
+//	go test ./upload -run '^$' -bench 'Put$' -benchtime 2000x
+//
+// testpg runs PostgreSQL without fsync; LODGE_BENCH_PG, a connection
+// string, runs the shared store on that database instead (one with fsync
+// on, as in production; its tables are made by the migrations if
+// missing, and the benchmark's sessions are left in it).
+func BenchmarkPut(b *testing.B) {
+	body := pdfDoc(1, 64<<10)
+	check := func(head []byte) (string, error) { return checkContent("doc.pdf", "pdf", head) }
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			var s *Store
+			if url := os.Getenv("LODGE_BENCH_PG"); url != "" && be.name != "embedded" {
+				db, err := pgdb.Open(context.Background(), pgdb.Config{URL: url})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(db.Close)
+				var blobs blob.Store
+				if be.name == "postgres+s3" {
+					blobs = s3Place(b, b.TempDir())
+				} else if blobs, err = blob.NewLocal(b.TempDir()); err != nil {
+					b.Fatal(err)
+				}
+				s = openShared(b, db, blobs, Options{})
+			} else {
+				s = benchStore(b, be)
+			}
+			b.SetBytes(int64(len(body)))
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ss, err := s.CreateSession("ABC12345", "bench")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for i := 0; pb.Next(); i++ {
+					cur, err := s.Session(ss.EPID)
+					if err == nil {
+						_, err = s.PutFile(cur, "clerk", fmt.Sprintf("doc%d.pdf", i%16), int64(len(body)), bytes.NewReader(body), check)
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "files/s")
+		})
+	}
+}
+
+// benchStore is a new store of the backend for a benchmark.
+func benchStore(b *testing.B, be backend) *Store {
+	b.Helper()
+	dir := b.TempDir()
+	switch be.name {
+	case "embedded":
+		s, err := Open(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	case "postgres+s3":
+		_, db, _ := sharedPlace(b, dir)
+		return openShared(b, db, s3Place(b, dir), Options{})
+	default:
+		_, db, blobs := sharedPlace(b, dir)
+		return openShared(b, db, blobs, Options{})
+	}
 }

@@ -32,8 +32,9 @@
 // The shared store keeps the same order: the blob is Put (durable when
 // Put returns: fsync and rename on a disk, the server's acknowledgement
 // in object storage), then the record commits (one transaction), then a
-// replaced name's old blob is deleted; a commit refused or failed
-// deletes the new blob. A crash between the Put and the commit leaves an
+// replaced name's old blob is deleted (without the answer waiting for
+// it: it is an orphan once the record names the new blob); a commit
+// refused or failed deletes the new blob. A crash between the Put and the commit leaves an
 // orphan blob, removed as the rules under Lifecycle say.
 // end_session hands the mailing and its letters to the mailroom (package
 // pipeline: one durable commit there), then marks the session ended (one

@@ -37,7 +37,16 @@ type shared struct {
 	// its entry.
 	heldMu sync.Mutex
 	held   map[string]*pgxpool.Conn
+
+	// deletes are the deletions of replaced blobs still running
+	// (deleteLater); slots bounds them
+	deletes sync.WaitGroup
+	slots   chan struct{}
 }
+
+// maxDeletes bounds the deletions of replaced blobs running at once; past
+// it an upload deletes the blob it replaced before it answers.
+const maxDeletes = 64
 
 // sessionLockClass is the first key of the advisory locks of sessions
 // ("upld"); the second is a hash of the EPID (sessionLockKey). Two
@@ -71,7 +80,7 @@ func OpenShared(db *pgdb.DB, blobs blob.Store, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("upload: the shared database has no upload tables (migration 0200): %w", err)
 	}
 	s := &Store{opt: opt, m: newStoreMetrics(opt.Metrics), syncDir: func(string) error { return nil }}
-	s.pg, s.blobs, s.held = db, blobs, map[string]*pgxpool.Conn{}
+	s.pg, s.blobs, s.held, s.slots = db, blobs, map[string]*pgxpool.Conn{}, make(chan struct{}, maxDeletes)
 	return s, nil
 }
 
@@ -398,9 +407,34 @@ func (s *Store) putShared(ss Session, by, name string, declared int64, body io.R
 		return File{}, err
 	}
 	if old != "" && old != f.Blob {
-		s.blobs.Delete(ctx, BlobKey(ss.EPID, File{Blob: old}))
+		s.deleteLater(BlobKey(ss.EPID, File{Blob: old}))
 	}
 	return f, nil
+}
+
+// deleteLater deletes a replaced blob without the upload waiting for it:
+// the record naming the new blob is committed, so the old one is already
+// an orphan, and its deletion (a directory sync on a disk, a request to
+// object storage) need not delay the answer. One a crash keeps is an
+// orphan like any other (see the package doc). Close waits for them.
+func (s *Store) deleteLater(key string) {
+	select {
+	case s.slots <- struct{}{}:
+		s.deletes.Add(1)
+		go func() {
+			defer func() { <-s.slots; s.deletes.Done() }()
+			s.blobs.Delete(context.Background(), key)
+		}()
+	default:
+		s.blobs.Delete(context.Background(), key)
+	}
+}
+
+// settle waits for the deletions of replaced blobs under way.
+func (s *Store) settle() {
+	if s.pg != nil {
+		s.deletes.Wait()
+	}
 }
 
 // commitFile commits an upload's record (commitFileSQL): one round trip.

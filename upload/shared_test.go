@@ -467,6 +467,7 @@ func testSharedPutOrder(t *testing.T, b backend) {
 	epid = ss.EPID
 	put(t, s, ss, "a.pdf", pdfPages(1))
 	put(t, s, ss, "a.pdf", pdfPages(2))
+	s.settle()
 	if len(puts) != 2 || len(dels) != 1 || dels[0] != puts[0] {
 		t.Errorf("puts %v, deletes %v", puts, dels)
 	}

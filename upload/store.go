@@ -207,9 +207,11 @@ func Open(dir string, opt Options) (*Store, error) {
 }
 
 // Close closes the store. A shared store's database and blob store are
-// its caller's, and stay open.
+// its caller's, and stay open; its Close waits for the deletions of
+// replaced blobs under way.
 func (s *Store) Close() error {
 	if s.pg != nil {
+		s.settle()
 		return nil
 	}
 	return s.db.Close()
