@@ -515,3 +515,65 @@ func TestPostgresRoundTripsPerLetter(t *testing.T) {
 		})
 	}
 }
+
+// The database restarted (an immediate shutdown: connections cut, the
+// last asynchronous commits possibly lost) under a node: the node goes on
+// without being reopened, and a job claimed before the restart is done
+// once, under its lease if the claim survived, else claimed again.
+func TestPostgresDatabaseRestart(t *testing.T) {
+	url := testpg.NewDatabase(t)
+	s := openPostgresNode(t, url, PostgresOptions{Node: "a"})
+	if err := s.Submit(mailing("E1", "A", t0), letters("E1", "A", 2), []Job{{Kind: "k", Key: "E1", Due: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	j, ok, err := s.Claim([]string{"k"}, t0)
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if err := testpg.Shared(t).Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// each dead connection of the pool fails one call, at most
+	retry := func(what string, fn func() error) error {
+		t.Helper()
+		var err error
+		for i := 0; i < 20; i++ {
+			if err = fn(); err == nil || errors.Is(err, ErrLeaseLost) {
+				return err
+			}
+		}
+		t.Fatalf("%s after the restart: %v", what, err)
+		return err
+	}
+	err = retry("done", func() error {
+		return s.Update([]string{"E1"}, func(tx Tx) error {
+			m, err := tx.Mailing("E1")
+			if err != nil {
+				return err
+			}
+			m.Batches++
+			tx.PutMailing(m)
+			tx.DoneJob(j)
+			return nil
+		})
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		t.Log("the claim was lost with the restart: claimed again")
+		j2, ok, err := s.Claim([]string{"k"}, t0)
+		if !ok || err != nil {
+			t.Fatalf("claim again: %v %v", ok, err)
+		}
+		if err := doneJob(s, j2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retry("submit", func() error { return s.Submit(mailing("E2", "A", t0), letters("E2", "A", 1), nil) })
+	jobs, _ := s.Jobs()
+	m, _ := s.Mailing("E1")
+	if len(jobs) != 0 || m.Batches > 1 {
+		t.Fatalf("jobs left %+v, result applied %d times", jobs, m.Batches)
+	}
+	if c, _ := s.Counts("E2"); c[Received] != 1 {
+		t.Fatalf("E2 counts %v", c)
+	}
+}
