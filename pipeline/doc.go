@@ -76,9 +76,12 @@
 //     lease expired, is locked with FOR UPDATE SKIP LOCKED (claims on
 //     several nodes never wait for nor take one row) and given a new
 //     lease: a random number, the node's name and an expiry
-//     Lease (default 2 minutes) ahead on the database's clock. A store
-//     renews the leases it holds every Lease/3 in one statement, so a job
-//     that runs long keeps its lease while its node lives.
+//     Lease (default 2 minutes) ahead on the database's clock. Its
+//     commit does not wait for the disk: a claim lost in a crash of the
+//     database leaves its job to be claimed again (the holder's end of it
+//     finds the lease lost). A store renews the leases it holds every
+//     Lease/3 in one statement, so a job that runs long keeps its lease
+//     while its node lives.
 //   - DoneJob and Retry end a job only under the lease it was claimed
 //     under (pipeline_end_job): when another node took the job over after
 //     the lease expired, the transaction fails with ErrLeaseLost and
