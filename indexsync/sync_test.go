@@ -23,6 +23,7 @@ import (
 	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/progress"
 )
 
@@ -127,13 +128,66 @@ func (n *node) current() string {
 	return s
 }
 
-func newStore(t *testing.T) blob.Store {
+// kinds are the stores the tests run over: each gives a place that
+// several nodes share, and each node's store of it.
+var kinds = []struct {
+	name  string
+	place func(t *testing.T) func(t *testing.T) blob.Store
+}{
+	{"local", func(t *testing.T) func(t *testing.T) blob.Store {
+		root := t.TempDir()
+		return func(t *testing.T) blob.Store {
+			s, err := blob.NewLocal(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}},
+	// a real versitygw, a bucket of the test's own; each node its own
+	// client and cache
+	{"s3", func(t *testing.T) func(t *testing.T) blob.Store {
+		bucket := tests3.NewBucket(t)
+		return func(t *testing.T) blob.Store {
+			srv := tests3.Shared(t)
+			s, err := blob.NewS3(context.Background(), blob.S3Config{Bucket: bucket, Endpoint: srv.Endpoint(),
+				AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(), CacheDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}},
+}
+
+// eachStore runs test once over each kind of store, as a subtest.
+func eachStore(t *testing.T, test func(t *testing.T, nodeStore func(t *testing.T) blob.Store)) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) { test(t, k.place(t)) })
+	}
+}
+
+func TestMain(m *testing.M) { tests3.Main(m) }
+
+func getObject(t *testing.T, store blob.Store, key string) []byte {
 	t.Helper()
-	s, err := blob.NewLocal(t.TempDir())
+	rc, _, err := store.Open(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func putObject(t *testing.T, store blob.Store, key string, b []byte) {
+	t.Helper()
+	if _, err := store.Put(context.Background(), key, bytes.NewReader(b), int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func publish(t *testing.T, store blob.Store, dir string) Manifest {
@@ -150,10 +204,12 @@ func publish(t *testing.T, store blob.Store, dir string) Manifest {
 // without a restart, makes it its current index (a restart keeps it),
 // and removes its old one once unused; a second publication is picked up
 // by B's polling loop.
-func TestPublishFollow(t *testing.T) {
+func TestPublishFollow(t *testing.T) { eachStore(t, testPublishFollow) }
+
+func testPublishFollow(t *testing.T, nodeStore func(t *testing.T) blob.Store) {
 	ctx := context.Background()
-	store := newStore(t)
-	b := startNode(t, store, locsA, Config{})
+	store := nodeStore(t) // node A's
+	b := startNode(t, nodeStore(t), locsA, Config{})
 	if got := b.status(carlton); got != engine.StatusUnmatched {
 		t.Fatalf("B before: %v", got)
 	}
@@ -167,18 +223,12 @@ func TestPublishFollow(t *testing.T) {
 	if m.Stamp <= oldB || m.Key != TarKey(m.Stamp) || m.Format != index.FormatVersion {
 		t.Fatalf("manifest %+v (B's stamp %s)", m, oldB)
 	}
-	raw, err := os.ReadFile(filepath.Join(store.(*blob.Local).Root(), "index", "latest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := getObject(t, store, ManifestKey)
 	var onDisk Manifest
 	if err := json.Unmarshal(raw, &onDisk); err != nil || onDisk != m {
 		t.Fatalf("stored manifest %s, Publish said %+v (%v)", raw, m, err)
 	}
-	tarBytes, err := os.ReadFile(filepath.Join(store.(*blob.Local).Root(), filepath.FromSlash(m.Key)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tarBytes := getObject(t, store, m.Key)
 	if sum := sha1.Sum(tarBytes); hex.EncodeToString(sum[:]) != m.SHA1 || int64(len(tarBytes)) != m.Size {
 		t.Fatalf("the stored tar (%d bytes) is not the manifest's %+v", len(tarBytes), m)
 	}
@@ -265,9 +315,11 @@ func TestFollowLocalImport(t *testing.T) {
 // TestPublishRules: an index already published is not sent again; an
 // older one does not replace a newer manifest; a failed upload leaves the
 // manifest as it was.
-func TestPublishRules(t *testing.T) {
+func TestPublishRules(t *testing.T) { eachStore(t, testPublishRules) }
+
+func testPublishRules(t *testing.T, nodeStore func(t *testing.T) blob.Store) {
 	ctx := context.Background()
-	store := newStore(t)
+	store := nodeStore(t)
 	data := t.TempDir()
 	older := build(t, data, locsA)
 	olderCopy := t.TempDir() + "/" + filepath.Base(older)
@@ -325,81 +377,76 @@ func (failReader) Read([]byte) (int, error) { return 0, errors.New("connection r
 // manifest is not fetched again. A missing tar is retried.
 func TestFollowRefuses(t *testing.T) {
 	ctx := context.Background()
-	f := func(name string, retried bool, tamper func(t *testing.T, root string, m Manifest)) {
+	f := func(name string, retried bool, tamper func(t *testing.T, store blob.Store, m Manifest)) {
 		t.Run(name, func(t *testing.T) {
-			store := newStore(t)
-			b := startNode(t, store, locsA, Config{})
-			before := b.current()
-			m := publish(t, store, build(t, t.TempDir(), locsB))
-			tamper(t, store.(*blob.Local).Root(), m)
-			reloaded, err := b.f.Poll(ctx)
-			if reloaded || err == nil {
-				t.Fatalf("poll: reloaded %v, err %v; want refused", reloaded, err)
-			}
-			t.Logf("refused: %v", err)
-			if got := b.status(carlton); got != engine.StatusUnmatched {
-				t.Errorf("after the refusal B judges %v, want its old index's unmatched", got)
-			}
-			if g := b.f.Engine().Generation(); g != 1 || b.current() != before || b.f.Stamp() != before {
-				t.Errorf("generation %d, current %s, in use %s; want 1 and %s", g, b.current(), b.f.Stamp(), before)
-			}
-			if dirs := b.indexDirs(); len(dirs) != 1 || dirs[0] != "index-"+before {
-				t.Errorf("index directories %v, want only index-%s", dirs, before)
-			}
-			b.f.Poll(ctx)
-			want := "1"
-			if retried {
-				want = "2"
-			}
-			if got := b.metric("lodge_index_reload_errors_total"); got != want {
-				t.Errorf("errors counted %s after two polls, want %s", got, want)
-			}
+			eachStore(t, func(t *testing.T, nodeStore func(t *testing.T) blob.Store) {
+				store := nodeStore(t) // the publisher's
+				b := startNode(t, nodeStore(t), locsA, Config{})
+				before := b.current()
+				m := publish(t, store, build(t, t.TempDir(), locsB))
+				tamper(t, store, m)
+				reloaded, err := b.f.Poll(ctx)
+				if reloaded || err == nil {
+					t.Fatalf("poll: reloaded %v, err %v; want refused", reloaded, err)
+				}
+				t.Logf("refused: %v", err)
+				if got := b.status(carlton); got != engine.StatusUnmatched {
+					t.Errorf("after the refusal B judges %v, want its old index's unmatched", got)
+				}
+				if g := b.f.Engine().Generation(); g != 1 || b.current() != before || b.f.Stamp() != before {
+					t.Errorf("generation %d, current %s, in use %s; want 1 and %s", g, b.current(), b.f.Stamp(), before)
+				}
+				if dirs := b.indexDirs(); len(dirs) != 1 || dirs[0] != "index-"+before {
+					t.Errorf("index directories %v, want only index-%s", dirs, before)
+				}
+				b.f.Poll(ctx)
+				want := "1"
+				if retried {
+					want = "2"
+				}
+				if got := b.metric("lodge_index_reload_errors_total"); got != want {
+					t.Errorf("errors counted %s after two polls, want %s", got, want)
+				}
+			})
 		})
 	}
-	tarPath := func(root string, m Manifest) string { return filepath.Join(root, filepath.FromSlash(m.Key)) }
-	writeManifest := func(t *testing.T, root string, m Manifest) {
+	writeManifest := func(t *testing.T, store blob.Store, m Manifest) {
 		b, _ := json.Marshal(m)
-		writeFile(t, filepath.Join(root, "index", "latest.json"), b)
+		putObject(t, store, ManifestKey, b)
 	}
 	// replaceTar stores other bytes as the tar and, when manifest is set,
 	// a manifest that describes them truthfully
-	replaceTar := func(t *testing.T, root string, m Manifest, b []byte, manifest bool) {
-		writeFile(t, tarPath(root, m), b)
+	replaceTar := func(t *testing.T, store blob.Store, m Manifest, b []byte, manifest bool) {
+		putObject(t, store, m.Key, b)
 		if manifest {
 			sum := sha1.Sum(b)
 			m.Size, m.SHA1 = int64(len(b)), hex.EncodeToString(sum[:])
-			writeManifest(t, root, m)
+			writeManifest(t, store, m)
 		}
 	}
-	readTar := func(t *testing.T, root string, m Manifest) []byte {
-		b, err := os.ReadFile(tarPath(root, m))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	readTar := func(t *testing.T, store blob.Store, m Manifest) []byte { return getObject(t, store, m.Key) }
 
-	f("wrong SHA-1 in the manifest", false, func(t *testing.T, root string, m Manifest) {
+	f("wrong SHA-1 in the manifest", false, func(t *testing.T, store blob.Store, m Manifest) {
 		m.SHA1 = strings.Repeat("0", 40)
-		writeManifest(t, root, m)
+		writeManifest(t, store, m)
 	})
-	f("tar truncated, manifest of the whole", false, func(t *testing.T, root string, m Manifest) {
-		b := readTar(t, root, m)
-		replaceTar(t, root, m, b[:len(b)/2], false)
+	f("tar truncated, manifest of the whole", false, func(t *testing.T, store blob.Store, m Manifest) {
+		b := readTar(t, store, m)
+		replaceTar(t, store, m, b[:len(b)/2], false)
 	})
-	f("tar truncated, manifest of the truncated bytes", false, func(t *testing.T, root string, m Manifest) {
-		b := readTar(t, root, m)
-		replaceTar(t, root, m, b[:len(b)/2], true)
+	f("tar truncated, manifest of the truncated bytes", false, func(t *testing.T, store blob.Store, m Manifest) {
+		b := readTar(t, store, m)
+		replaceTar(t, store, m, b[:len(b)/2], true)
 	})
-	f("tar header corrupt, manifest of it", false, func(t *testing.T, root string, m Manifest) {
-		b := readTar(t, root, m)
+	f("tar header corrupt, manifest of it", false, func(t *testing.T, store blob.Store, m Manifest) {
+		b := readTar(t, store, m)
 		b[0] ^= 0x20 // the first entry's name: its header checksum no longer matches
-		replaceTar(t, root, m, b, true)
+		replaceTar(t, store, m, b, true)
 	})
-	f("file contents corrupt, manifest of it", false, func(t *testing.T, root string, m Manifest) {
+	f("file contents corrupt, manifest of it", false, func(t *testing.T, store blob.Store, m Manifest) {
 		// every byte of pebble's files flipped: the tar is sound, the
 		// index does not open
-		es := readTarEntries(t, readTar(t, root, m))
+		es := readTarEntries(t, readTar(t, store, m))
 		for _, e := range es {
 			if strings.HasPrefix(e.hdr.Name, "pebble/") && e.hdr.Typeflag == tar.TypeReg {
 				for i := range e.body {
@@ -407,41 +454,41 @@ func TestFollowRefuses(t *testing.T) {
 				}
 			}
 		}
-		replaceTar(t, root, m, tarOf(t, es...), true)
+		replaceTar(t, store, m, tarOf(t, es...), true)
 	})
-	f("a hostile entry, manifest of it", false, func(t *testing.T, root string, m Manifest) {
-		replaceTar(t, root, m, tarOf(t, tarEntry{hdr: tar.Header{Name: "pebble/", Typeflag: tar.TypeDir}},
+	f("a hostile entry, manifest of it", false, func(t *testing.T, store blob.Store, m Manifest) {
+		replaceTar(t, store, m, tarOf(t, tarEntry{hdr: tar.Header{Name: "pebble/", Typeflag: tar.TypeDir}},
 			tarEntry{hdr: tar.Header{Name: "pebble/x", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}}), true)
 	})
-	f("a tar of no index, manifest of it", false, func(t *testing.T, root string, m Manifest) {
-		replaceTar(t, root, m, tarOf(t, tarEntry{hdr: tar.Header{Name: "readme", Typeflag: tar.TypeReg, Size: 5}, body: []byte("hello")}), true)
+	f("a tar of no index, manifest of it", false, func(t *testing.T, store blob.Store, m Manifest) {
+		replaceTar(t, store, m, tarOf(t, tarEntry{hdr: tar.Header{Name: "readme", Typeflag: tar.TypeReg, Size: 5}, body: []byte("hello")}), true)
 	})
-	f("more bytes than the manifest says", false, func(t *testing.T, root string, m Manifest) {
+	f("more bytes than the manifest says", false, func(t *testing.T, store blob.Store, m Manifest) {
 		m.Size--
-		writeManifest(t, root, m)
+		writeManifest(t, store, m)
 	})
-	f("manifest of a later index format", false, func(t *testing.T, root string, m Manifest) {
+	f("manifest of a later index format", false, func(t *testing.T, store blob.Store, m Manifest) {
 		m.Format = index.FormatVersion + 1
-		writeManifest(t, root, m)
+		writeManifest(t, store, m)
 	})
-	f("manifest with a stamp that is a path", false, func(t *testing.T, root string, m Manifest) {
+	f("manifest with a stamp that is a path", false, func(t *testing.T, store blob.Store, m Manifest) {
 		m.Stamp = "../../" + m.Stamp
 		m.Key = "index/" + m.Stamp + ".tar"
-		writeManifest(t, root, m)
+		writeManifest(t, store, m)
 	})
-	f("manifest naming another key", false, func(t *testing.T, root string, m Manifest) {
+	f("manifest naming another key", false, func(t *testing.T, store blob.Store, m Manifest) {
 		m.Key = "blobs/other.tar"
-		writeManifest(t, root, m)
+		writeManifest(t, store, m)
 	})
-	f("manifest not JSON", false, func(t *testing.T, root string, m Manifest) {
-		writeFile(t, filepath.Join(root, "index", "latest.json"), []byte(`{"format":1,"stamp":`))
+	f("manifest not JSON", false, func(t *testing.T, store blob.Store, m Manifest) {
+		putObject(t, store, ManifestKey, []byte(`{"format":1,"stamp":`))
 	})
-	f("manifest with data after it", false, func(t *testing.T, root string, m Manifest) {
+	f("manifest with data after it", false, func(t *testing.T, store blob.Store, m Manifest) {
 		b, _ := json.Marshal(m)
-		writeFile(t, filepath.Join(root, "index", "latest.json"), append(b, "{}"...))
+		putObject(t, store, ManifestKey, append(b, "{}"...))
 	})
-	f("tar missing (retried)", true, func(t *testing.T, root string, m Manifest) {
-		if err := os.Remove(tarPath(root, m)); err != nil {
+	f("tar missing (retried)", true, func(t *testing.T, store blob.Store, m Manifest) {
+		if err := store.Delete(context.Background(), m.Key); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -450,7 +497,7 @@ func TestFollowRefuses(t *testing.T) {
 // TestFollowLimits: a published index over the follower's limits is
 // refused before anything is written.
 func TestFollowLimits(t *testing.T) {
-	store := newStore(t)
+	store := kinds[0].place(t)(t)
 	b := startNode(t, store, locsA, Config{Limits: Limits{MaxBytes: 1024}})
 	publish(t, store, build(t, t.TempDir(), locsB))
 	if reloaded, err := b.f.Poll(context.Background()); reloaded || err == nil || !strings.Contains(err.Error(), "more than 1024") {
@@ -500,11 +547,4 @@ func tarOf(t *testing.T, es ...tarEntry) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
-}
-
-func writeFile(t *testing.T, p string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
