@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/datafiles"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 )
@@ -503,8 +504,9 @@ func when(t time.Time) string {
 }
 
 // runSender is "lodge account sender": the account's approved senders,
-// kept in its settings file (<data-dir>/accounts/<CODE>.json), which the
-// server reads at each end_session: no restart, no admin socket needed.
+// kept in its settings file (<data-dir>/accounts/<CODE>.json, or with -db
+// the shared database's accounts/<CODE>.json), which the server reads at
+// each end_session: no restart, no admin socket needed.
 func runSender(args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, accountUsage)
@@ -522,6 +524,14 @@ func runSender(args []string) error {
 		return err
 	}
 	settings := pipeline.AccountSettings{Dir: filepath.Join(c.dataDir, "accounts")}
+	if c.dbURL != "" { // several nodes: the settings are the shared database's
+		files, done, err := openSettingsFiles(context.Background(), c.dbURL, "")
+		if err != nil {
+			return err
+		}
+		defer done()
+		settings = pipeline.AccountSettings{Files: datafiles.Sub(files, "accounts")}
+	}
 	account := c.args[0]
 	var s pipeline.Senders
 	var err error

@@ -38,6 +38,7 @@ usage:
   lodge print list|show|done|lodged   print batches; mark one printed, then lodged
   lodge invoice [flags]         an account's invoices for a period, one per purchase order
   lodge db status|migrate       the PostgreSQL database several nodes share (serve -db)
+  lodge settings list|get|put|rm|import   account settings, prices and profiles (the data directory's, or -db)
   lodge version                 print the version
 
 Run "lodge COMMAND -h" for a command's flags.
@@ -78,6 +79,8 @@ func main() {
 		err = runInvoice(os.Args[2:], os.Stdout, os.Stderr)
 	case "db":
 		err = runDB(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "settings":
+		err = runSettings(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 	case "version":
 		fmt.Println("lodge", version, runtime.Version())
 	case "-h", "--help", "help":
