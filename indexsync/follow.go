@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -29,7 +30,9 @@ type Config struct {
 	Interval time.Duration // between polls: 0 means 30 s
 	Limits   Limits
 	Log      *slog.Logger
-	Metrics  *metrics.Set // where lodge_index_* go (the server's set); nil: nowhere
+	// Metrics, when set, gets the metrics at once (else RegisterMetrics
+	// can add them to a set made later, such as the server's)
+	Metrics *metrics.Set
 	// Polled, when set, is called after each poll with what it did;
 	// tests wait on it.
 	Polled func(reloaded bool, err error)
@@ -54,7 +57,7 @@ type Follower struct {
 	refusedLocal string
 	closing      sync.WaitGroup
 
-	reloads, errs *metrics.Counter
+	reloads, errs atomic.Uint64
 }
 
 // NewFollower returns a Follower judging against ix, the index of dataDir
@@ -74,14 +77,20 @@ func NewFollower(store blob.Store, dataDir string, ix *index.Index, ecfg engine.
 		return nil, err
 	}
 	f.eng = eng
-	set := cfg.Metrics
-	if set == nil {
-		set = metrics.NewSet()
+	if cfg.Metrics != nil {
+		f.RegisterMetrics(cfg.Metrics)
 	}
-	set.GetOrCreateGauge(`lodge_index_generation`, func() float64 { return float64(eng.Generation()) })
-	f.reloads = set.GetOrCreateCounter(`lodge_index_reloads_total`)
-	f.errs = set.GetOrCreateCounter(`lodge_index_reload_errors_total`)
 	return f, nil
+}
+
+// RegisterMetrics adds lodge_index_generation, lodge_index_reloads_total
+// and lodge_index_reload_errors_total to set (once per set).
+func (f *Follower) RegisterMetrics(set *metrics.Set) {
+	set.GetOrCreateGauge(`lodge_index_generation`, func() float64 { return float64(f.eng.Generation()) })
+	// counters read from the follower, as the server's verdict cache
+	// figures are: they count from its start, whenever the set was made
+	set.GetOrCreateGauge(`lodge_index_reloads_total`, func() float64 { return float64(f.reloads.Load()) })
+	set.GetOrCreateGauge(`lodge_index_reload_errors_total`, func() float64 { return float64(f.errs.Load()) })
 }
 
 // Engine returns the live engine, to judge addresses with.
@@ -95,7 +104,7 @@ func (f *Follower) Stamp() string {
 }
 
 // Close closes the engine and waits until the indexes it let go are
-// closed. Call it once checks have stopped.
+// closed. Call it once checks have stopped and Run has returned.
 func (f *Follower) Close() {
 	f.eng.Close()
 	f.closing.Wait()
@@ -144,7 +153,7 @@ func (f *Follower) Poll(ctx context.Context) (reloaded bool, err error) {
 	defer f.mu.Unlock()
 	defer func() {
 		if err != nil {
-			f.errs.Inc()
+			f.errs.Add(1)
 			f.log.Error("index reload failed; the index in use stays", "stamp", f.stamp, "err", err)
 		}
 		if f.cfg.Polled != nil {
@@ -191,7 +200,7 @@ func (f *Follower) swap(ix *index.Index) error {
 		return err
 	}
 	f.stamp = ix.Stamp()
-	f.reloads.Inc()
+	f.reloads.Add(1)
 	return nil
 }
 
