@@ -495,3 +495,29 @@ func TestPostgresCacheBounded(t *testing.T) {
 		t.Fatalf("%d cached", n)
 	}
 }
+
+// FuzzCheckName: a name CheckName accepts is a file under the directory
+// whatever it holds (never the directory itself, nor outside it), and the
+// same name in the database; what it refuses, it says why.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"links.key", "accounts/ABC12345.json", "../x", "a//b", "a/./b", "/x", "a\x00", "\xff", "..", "a/..b", "...", strings.Repeat("a/", 300)} {
+		f.Add(s)
+	}
+	root := filepath.FromSlash("/data/lodge")
+	f.Fuzz(func(t *testing.T, name string) {
+		err := CheckName(name)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		p := Dir(root).Where(name)
+		if !strings.HasPrefix(p, root+string(filepath.Separator)) || filepath.Clean(p) != p || len(name) > MaxNameLen {
+			t.Fatalf("%q is %q", name, p)
+		}
+		if rel, _ := filepath.Rel(root, p); filepath.ToSlash(rel) != name {
+			t.Fatalf("%q is %q under the root", name, rel)
+		}
+	})
+}
