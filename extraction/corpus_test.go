@@ -1,6 +1,7 @@
 package extraction
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testdoc/corpus"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/production"
 )
@@ -18,7 +21,9 @@ import (
 // one, so that the tests read documents as the server does.
 func TestMain(m *testing.M) {
 	RunChildIfRequested()
-	os.Exit(m.Run())
+	code := m.Run()
+	tests3.Stop()
+	os.Exit(code)
 }
 
 // corpusDir returns a generated corpus of n letters, shared by the test
@@ -34,11 +39,26 @@ func corpusDir(t testing.TB, n int) (string, *corpus.Manifest) {
 
 // extractDoc runs the auto processor over one corpus document, as the
 // extract stage does.
+//
+// With an object store (x's Config.Blobs) the document is put into it and
+// the mailing names it by its key only: its Path names no file.
 func extractDoc(t testing.TB, x *Extractor, dir string, d corpus.Document) []pipeline.Letter {
 	t.Helper()
 	m := &pipeline.Mailing{EPID: "C" + strings.NewReplacer(".", "_", "-", "_").Replace(d.File), Account: "DEM00001", Auto: true,
 		Production: pipeline.Production{SplitPages: d.PagesPerLetter},
 		Files:      []pipeline.File{{Name: d.File, Kind: d.Format, Path: filepath.Join(dir, d.File), Pages: d.Pages}}}
+	if blobs := x.cfg.Blobs; blobs != nil {
+		f := &m.Files[0]
+		f.Blob = "blobs/" + m.EPID + "/" + d.File
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := blobs.Put(context.Background(), f.Blob, bytes.NewReader(data), int64(len(data))); err != nil {
+			t.Fatal(err)
+		}
+		f.Path = filepath.Join(t.TempDir(), "on-another-node", d.File)
+	}
 	ls, err := x.Extract(context.Background(), m)
 	if err != nil {
 		t.Fatalf("%s: %v", d.File, err)
@@ -46,13 +66,40 @@ func extractDoc(t testing.TB, x *Extractor, dir string, d corpus.Document) []pip
 	return ls
 }
 
-func newExtractor(t testing.TB) *Extractor {
+// newExtractor returns an auto processor with production's conversion of
+// PostScript, both reading documents through blobs (nil: at their Path).
+func newExtractor(t testing.TB, blobs blob.Store) *Extractor {
 	t.Helper()
-	p, err := production.New(production.Config{DataDir: t.TempDir()}, nil)
+	p, err := production.New(production.Config{DataDir: t.TempDir(), Blobs: blobs}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Config{PDF: p.PDF, DocumentError: production.DocumentError}, nil)
+	return New(Config{PDF: p.PDF, DocumentError: production.DocumentError, Blobs: blobs}, nil)
+}
+
+// stores are where the tests keep documents: nil, at their Path (one
+// node); an object store on the local disk; S3 (a real versitygw).
+var stores = []struct {
+	name string
+	new  func(t *testing.T) blob.Store
+}{
+	{"disk", func(*testing.T) blob.Store { return nil }},
+	{"local", func(t *testing.T) blob.Store {
+		s, err := blob.NewLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
+	{"s3", func(t *testing.T) blob.Store {
+		srv := tests3.Shared(t)
+		s, err := blob.NewS3(context.Background(), blob.S3Config{Bucket: tests3.NewBucket(t), Endpoint: srv.Endpoint(),
+			AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(), CacheDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
 }
 
 // holdWords are what a hold reason says for each class of the corpus's
@@ -127,11 +174,16 @@ func checkCorpus(t *testing.T, x *Extractor, dir string, m *corpus.Manifest) (le
 	return letters, pages
 }
 
-// TestCorpus reads the small corpus: every layout and producer.
+// TestCorpus reads the small corpus: every layout and producer, with
+// the documents on this node's disk or only in an object store.
 func TestCorpus(t *testing.T) {
 	dir, m := corpusDir(t, corpus.Small)
-	letters, pages := checkCorpus(t, newExtractor(t), dir, m)
-	t.Logf("%d letters on %d pages in %d documents", letters, pages, len(m.Documents))
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			letters, pages := checkCorpus(t, newExtractor(t, s.new(t)), dir, m)
+			t.Logf("%d letters on %d pages in %d documents", letters, pages, len(m.Documents))
+		})
+	}
 }
 
 // TestFullCorpus reads the full corpus (2,000 letters, every layout in
@@ -141,6 +193,6 @@ func TestFullCorpus(t *testing.T) {
 		t.Skip("-short")
 	}
 	dir, m := corpusDir(t, corpus.Full)
-	letters, pages := checkCorpus(t, newExtractor(t), dir, m)
+	letters, pages := checkCorpus(t, newExtractor(t, nil), dir, m)
 	t.Logf("%d letters on %d pages in %d documents", letters, pages, len(m.Documents))
 }

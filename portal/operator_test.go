@@ -3,7 +3,9 @@ package portal_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/billing"
+	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
 	"github.com/lodge-mail/lodge/printroom"
@@ -43,7 +47,12 @@ type printFixture struct {
 	batch map[string]pipeline.Batch
 }
 
-func newPrintFixture(t *testing.T) *printFixture {
+func newPrintFixture(t *testing.T) *printFixture { return newPrintFixtureWith(t, nil, 0) }
+
+// newPrintFixtureWith is newPrintFixture with production's object store
+// blobs and presigned URLs of presign (nil, 0: none), which the portal
+// reads batches through (production.Producer.Batches).
+func newPrintFixtureWith(t *testing.T, blobs blob.Store, presign time.Duration) *printFixture {
 	t.Helper()
 	ix, eng := testEngine(t)
 	dir := t.TempDir()
@@ -53,7 +62,7 @@ func newPrintFixture(t *testing.T) *printFixture {
 	}
 
 	prices := &billing.Prices{Dir: dir}
-	prod, err := production.New(production.Config{DataDir: dir, Prices: prices}, nil)
+	prod, err := production.New(production.Config{DataDir: dir, Prices: prices, Blobs: blobs, PresignExpiry: presign}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +132,11 @@ func newPrintFixture(t *testing.T) *printFixture {
 		t.Fatalf("%d ready batches, want one per mailing: %+v", len(bs), bs)
 	}
 
-	f.fixture = &fixture{t: t, url: servePortal(t, dir, ix, eng, authn, portal.Config{Mailroom: mr, Prices: prices}), mr: mr, clock: c}
+	pcfg := portal.Config{Mailroom: mr, Prices: prices}
+	if blobs != nil {
+		pcfg.Batches = prod.Batches()
+	}
+	f.fixture = &fixture{t: t, url: servePortal(t, dir, ix, eng, authn, pcfg), mr: mr, clock: c}
 	return f
 }
 
@@ -274,4 +287,87 @@ func evs(l pipeline.Letter, batch string) string {
 		out = append(out, e.Event+": "+d)
 	}
 	return strings.Join(out, "; ")
+}
+
+// TestOperatorBatchPDFShared: with production's object store, the
+// operator view reads a batch's print file from the store, so that a
+// node other than the one that composed it (whose hot folder has no such
+// folder) serves it: through lodge by default, or by a redirect to a
+// presigned URL of the store (production's PresignExpiry), which gives
+// the same bytes and only for a while; a customer gets neither.
+func TestOperatorBatchPDFShared(t *testing.T) {
+	local, err := blob.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(name string, blobs blob.Store, presign time.Duration) {
+		t.Run(name, func(t *testing.T) {
+			f := newPrintFixtureWith(t, blobs, presign)
+			jb := f.batch["JOPO1"]
+			r, _, err := blobs.Open(context.Background(), production.BatchKey(jb.ID, production.BatchPDF))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := io.ReadAll(r)
+			r.Close()
+			if err != nil || !strings.HasPrefix(string(want), "%PDF-") {
+				t.Fatalf("the store's batch PDF: %v", err)
+			}
+			if err := os.RemoveAll(jb.Dir); err != nil { // composed on another node
+				t.Fatal(err)
+			}
+			page := "/portal/operator/batches/" + jb.ID
+
+			jo := f.browser()
+			jo.signIn("jo", joPass)
+			jo.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			jo.get(page + "/batch.pdf").expect(404)
+
+			b := f.browser()
+			b.signIn("op", opPass)
+			b.get(page).expect(200, "Download print PDF")
+			b.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			b.get(page + "/batch.pdf")
+			if presign == 0 {
+				b.expect(200, "%PDF-")
+				if b.body != string(want) || b.header.Get("Content-Type") != "application/pdf" {
+					t.Fatalf("served %d bytes as %q, not the store's batch PDF", len(b.body), b.header.Get("Content-Type"))
+				}
+				return
+			}
+			b.expect(303)
+			loc := b.header.Get("Location")
+			u, err := url.Parse(loc)
+			if err != nil || u.Query().Get("X-Amz-Expires") != "300" || !strings.Contains(u.Path, production.BatchKey(jb.ID, production.BatchPDF)) {
+				t.Fatalf("redirected to %q (%v), want a presigned URL of the batch PDF valid 300 s", loc, err)
+			}
+			resp, err := (&http.Client{Transport: tests3.Shared(t).Transport()}).Get(loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 || string(got) != string(want) {
+				t.Fatalf("the presigned URL gave %d, %d bytes (%v), not the batch PDF", resp.StatusCode, len(got), err)
+			}
+			if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, jb.ID+".pdf") {
+				t.Errorf("the presigned download is named %q", cd)
+			}
+		})
+	}
+	f("local store, served by lodge", local, 0)
+	f("s3, served by lodge", newS3(t), 0)
+	f("s3, presigned", newS3(t), 5*time.Minute)
+}
+
+// newS3 is an S3 store of a bucket of its own on the test server.
+func newS3(t *testing.T) blob.Store {
+	t.Helper()
+	srv := tests3.Shared(t)
+	s, err := blob.NewS3(context.Background(), blob.S3Config{Bucket: tests3.NewBucket(t), Endpoint: srv.Endpoint(),
+		AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

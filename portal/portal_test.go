@@ -21,6 +21,7 @@ import (
 	"github.com/lodge-mail/lodge/index"
 	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/testref"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testref.Cleanup()
 	testpg.Stop()
+	tests3.Stop()
 	os.Exit(code)
 }
 
