@@ -20,10 +20,16 @@ import (
 	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testdoc"
 	"github.com/lodge-mail/lodge/internal/testpg"
+	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pgdb"
 )
 
-func TestMain(m *testing.M) { testpg.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testpg.Stop()
+	tests3.Stop()
+	os.Exit(code)
+}
 
 func openLib(t *testing.T, dir string, opt Options) *Library {
 	t.Helper()
@@ -96,72 +102,111 @@ var backends = []struct {
 		}
 	}},
 	{"shared", func(t *testing.T) *rig {
-		url := testpg.NewDatabase(t)
-		blobRoot, tmpDir := t.TempDir(), t.TempDir()
-		r := &rig{}
-		open := func() (*pgdb.DB, *blob.Local) {
-			db, err := pgdb.Open(context.Background(), pgdb.Config{URL: url})
+		root := t.TempDir()
+		return sharedBackend(t, func() blob.Store {
+			bs, err := blob.NewLocal(root)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(db.Close)
-			bs, err := blob.NewLocal(blobRoot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return db, bs
-		}
-		var bs *blob.Local
-		r.db, bs = open()
-		r.node = func(opt Options) *Library {
-			t.Helper()
-			db, bs := open()
-			opt.InProcess = true
-			if opt.Now == nil {
-				opt.Now = func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) }
-			}
-			opt.TempDir = tmpDir
-			l, err := OpenShared(db, bs, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
-		r.stored = func(account string) []string {
+			return bs
+		}, func() []string {
 			var out []string
-			err := bs.List(context.Background(), "library/"+account+"/", func(i blob.Info) error {
-				out = append(out, strings.TrimPrefix(i.Key, "library/"+account+"/"))
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return out
-		}
-		r.leftovers = func() []string {
-			var out []string
-			for _, n := range files(t, tmpDir) {
-				out = append(out, "temp "+n)
-			}
-			filepath.WalkDir(blobRoot, func(p string, e fs.DirEntry, err error) error {
+			filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 				if err == nil && strings.HasPrefix(e.Name(), ".tmp-") {
 					out = append(out, p)
 				}
 				return nil
 			})
-			rows, err := r.db.Pool.Query(context.Background(), `SELECT blob FROM library_loose`)
+			return out
+		})
+	}},
+	{"shared-s3", func(t *testing.T) *rig {
+		srv := tests3.Shared(t)
+		bucket := tests3.NewBucket(t)
+		return sharedBackend(t, func() blob.Store {
+			bs, err := blob.NewS3(context.Background(), blob.S3Config{Bucket: bucket, Endpoint: srv.Endpoint(),
+				AccessKey: srv.AccessKey(), SecretKey: srv.SecretKey(), CacheDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for rows.Next() {
-				var k string
-				rows.Scan(&k)
-				out = append(out, "loose "+k)
+			return bs
+		}, func() []string {
+			c, err := srv.Client()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.ListMultipartUploads(context.Background(), bucket, "", "", "", "", 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, u := range res.Uploads {
+				out = append(out, "upload of "+u.Key)
 			}
 			return out
-		}
-		return r
+		})
 	}},
+}
+
+// sharedBackend is a rig of libraries on one database and the blob store
+// newStore opens (one value per node); storeLeftovers lists what the
+// store's failed Puts may leave.
+func sharedBackend(t *testing.T, newStore func() blob.Store, storeLeftovers func() []string) *rig {
+	url := testpg.NewDatabase(t)
+	tmpDir := t.TempDir()
+	r := &rig{}
+	openDB := func() *pgdb.DB {
+		db, err := pgdb.Open(context.Background(), pgdb.Config{URL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		return db
+	}
+	r.db = openDB()
+	bs := newStore()
+	r.node = func(opt Options) *Library {
+		t.Helper()
+		opt.InProcess = true
+		if opt.Now == nil {
+			opt.Now = func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) }
+		}
+		opt.TempDir = tmpDir
+		l, err := OpenShared(openDB(), newStore(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	r.stored = func(account string) []string {
+		var out []string
+		err := bs.List(context.Background(), "library/"+account+"/", func(i blob.Info) error {
+			out = append(out, strings.TrimPrefix(i.Key, "library/"+account+"/"))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	r.leftovers = func() []string {
+		var out []string
+		for _, n := range files(t, tmpDir) {
+			out = append(out, "temp "+n)
+		}
+		out = append(out, storeLeftovers()...)
+		rows, err := r.db.Pool.Query(context.Background(), `SELECT blob FROM library_loose`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k string
+			rows.Scan(&k)
+			out = append(out, "loose "+k)
+		}
+		return out
+	}
+	return r
 }
 
 // forEach runs test over every backend, each with storage of its own.

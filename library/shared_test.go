@@ -10,17 +10,16 @@ import (
 
 	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/internal/testdoc"
+	"github.com/lodge-mail/lodge/internal/tests3"
 )
 
-// sharedRig is the shared backend's rig.
-func sharedRig(t *testing.T) *rig {
+// forEachShared runs test over the shared backends.
+func forEachShared(t *testing.T, test func(t *testing.T, r *rig)) {
 	for _, b := range backends {
-		if b.name == "shared" {
-			return b.new(t)
+		if strings.HasPrefix(b.name, "shared") {
+			t.Run(b.name, func(t *testing.T) { test(t, b.new(t)) })
 		}
 	}
-	t.Fatal("no shared backend")
-	return nil
 }
 
 func readAll(t *testing.T, rc io.ReadCloser) []byte {
@@ -37,8 +36,9 @@ func readAll(t *testing.T, rc io.ReadCloser) []byte {
 // given to end_session (PortalDocs) by another; a replace on that one is
 // read by the first; a delete on the first is seen by the second; the
 // account's limit holds across nodes.
-func TestSharedTwoNodes(t *testing.T) {
-	r := sharedRig(t)
+func TestSharedTwoNodes(t *testing.T) { forEachShared(t, testSharedTwoNodes) }
+
+func testSharedTwoNodes(t *testing.T, r *rig) {
 	a, b := r.node(Options{MaxDocuments: 2}), r.node(Options{MaxDocuments: 2})
 	two, three := testdoc.PDF(2, 0), testdoc.PDF(3, 0)
 	d, err := a.Put("ABC12345", "jo", "terms.pdf", int64(len(two)), bytes.NewReader(two))
@@ -96,8 +96,9 @@ func TestSharedTwoNodes(t *testing.T) {
 // between a reader's reading its row and opening its object is read as
 // it now is (the new document), or not found; a document whose object is
 // missing for no such reason is an error, not a panic or an empty body.
-func TestSharedReadRace(t *testing.T) {
-	r := sharedRig(t)
+func TestSharedReadRace(t *testing.T) { forEachShared(t, testSharedReadRace) }
+
+func testSharedReadRace(t *testing.T, r *rig) {
 	a, b := r.node(Options{}), r.node(Options{})
 	one, two := testdoc.PDF(1, 0), testdoc.PDF(2, 0)
 	put := func(body []byte) Document {
@@ -170,8 +171,9 @@ func (f *failingStore) Put(ctx context.Context, key string, r io.Reader, size in
 // and leaves nothing; a Put that stalled past maxLooseAge before its
 // commit is refused, its object left loose; Sweep deletes what was loose
 // for more than looseGrace and nothing else.
-func TestSharedFailures(t *testing.T) {
-	r := sharedRig(t)
+func TestSharedFailures(t *testing.T) { forEachShared(t, testSharedFailures) }
+
+func testSharedFailures(t *testing.T, r *rig) {
 	a := r.node(Options{})
 	ctx := context.Background()
 	refusing := &failingStore{Store: a.sh.blobs, fail: errors.New("the store refuses writes")}
@@ -243,8 +245,9 @@ func TestSharedFailures(t *testing.T) {
 
 // TestSharedRoundTrips counts the database round trips of each operation
 // (the figures of the package doc and the report).
-func TestSharedRoundTrips(t *testing.T) {
-	r := sharedRig(t)
+func TestSharedRoundTrips(t *testing.T) { forEachShared(t, testSharedRoundTrips) }
+
+func testSharedRoundTrips(t *testing.T, r *rig) {
 	l := r.node(Options{})
 	pdf := testdoc.PDF(1, 0)
 	f := func(what string, want int64, fn func() error) {
@@ -277,4 +280,52 @@ func TestSharedRoundTrips(t *testing.T) {
 		return err
 	})
 	f("Delete", 2, func() error { return l.Delete("ABC12345", "a.pdf") })
+}
+
+// TestSharedS3RefusesWrites: while the object store refuses writes a Put
+// fails, stores no document and leaves only a loose row (the store would
+// not take the object's deletion either); once it takes writes again,
+// Puts work and Sweep clears the row.
+func TestSharedS3RefusesWrites(t *testing.T) {
+	var r *rig
+	for _, b := range backends {
+		if b.name == "shared-s3" {
+			r = b.new(t)
+		}
+	}
+	l := r.node(Options{})
+	srv := tests3.Shared(t)
+	if err := srv.SetReadOnly(true); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.SetReadOnly(false)
+	if _, err := l.Put("ABC12345", "jo", "x.pdf", -1, bytes.NewReader(testdoc.PDF(1, 0))); err == nil {
+		t.Fatal("a Put while the store refuses writes")
+	}
+	if docs, err := l.List("ABC12345"); err != nil || len(docs) != 0 {
+		t.Fatalf("documents: %+v %v", docs, err)
+	}
+	if err := srv.SetReadOnly(false); err != nil {
+		t.Fatal(err)
+	}
+	left := r.leftovers()
+	if len(left) != 1 || !strings.HasPrefix(left[0], "loose library/ABC12345/") {
+		t.Fatalf("left: %v", left)
+	}
+	if _, err := l.Put("ABC12345", "jo", "x.pdf", -1, bytes.NewReader(testdoc.PDF(1, 0))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r.db.Pool.Exec(ctx, `UPDATE library_loose SET since = now() - interval '2 hours'`)
+	if n, err := l.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if left := r.leftovers(); len(left) != 0 {
+		t.Fatalf("left after the sweep: %v", left)
+	}
+	if _, rc, err := l.Read("ABC12345", "x.pdf"); err != nil {
+		t.Fatal(err)
+	} else {
+		rc.Close()
+	}
 }
