@@ -45,6 +45,15 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dbURL: testpg.NewDatabase(t), s3: tests3.Shared(t), extra: extra}
 	c.bucket = tests3.NewBucket(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, in := range c.nodes {
+				if in != nil {
+					t.Logf("node %d's last lines:\n%s", i, lastLines(in.logs(), 40))
+				}
+			}
+		}
+	})
 	for i := 0; i < n; i++ {
 		c.dirs = append(c.dirs, t.TempDir())
 		c.nodes = append(c.nodes, nil)
@@ -73,7 +82,7 @@ func (c *cluster) blobURL() string { return c.s3.URL(c.bucket) }
 func (c *cluster) start(i int) *instance {
 	t := c.t
 	dataDir := c.dirs[i]
-	in := &instance{t: t, dataDir: dataDir, cert: filepath.Join(dataDir, "tls", "cert.pem")}
+	in := &instance{t: t, dataDir: dataDir, cert: filepath.Join(dataDir, "tls", "cert.pem"), dbURL: c.dbURL}
 	args := []string{"serve", "-demo", "-quiet", "-data-dir", dataDir, "-addr", "127.0.0.1:0",
 		"-db", c.dbURL, "-blob", c.blobURL(), "-node", fmt.Sprintf("node%d", i)}
 	cmd := exec.Command(binary, append(args, c.extra...)...)

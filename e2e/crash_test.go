@@ -447,7 +447,11 @@ func waitProduced(t *testing.T, in *instance) {
 		if waiting > 0 {
 			return false
 		}
-		out, err := lodge(t, "", "print", "list", "-state", "composing", "-data-dir", in.dataDir)
+		args := []string{"print", "list", "-state", "composing", "-data-dir", in.dataDir}
+		if in.dbURL != "" {
+			args = append(args, "-db", in.dbURL)
+		}
+		out, err := lodge(t, "", args...)
 		if err != nil {
 			t.Fatalf("lodge print list: %v\n%s", err, out)
 		}

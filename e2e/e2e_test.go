@@ -63,6 +63,7 @@ type instance struct {
 	plainURL string // http://127.0.0.1:PORT, when started with -plain-addr
 	key      string // the demo API key
 	cert     string // the self-signed certificate
+	dbURL    string // the database a node of several shares (-db)
 }
 
 // lodge runs a lodge command to completion and returns its output.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/blob"
+	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
@@ -133,6 +134,13 @@ func (c *cluster) uploadStore(dataDir string, opt upload.Options) (*upload.Store
 		return upload.Open(filepath.Join(dataDir, "upload"), opt)
 	}
 	return upload.OpenShared(c.db, c.blobs, opt)
+}
+
+func (c *cluster) library(dataDir string) (*library.Library, error) {
+	if c.db == nil {
+		return library.Open(filepath.Join(dataDir, "library"), library.Options{})
+	}
+	return library.OpenShared(c.db, c.blobs, library.Options{})
 }
 
 // portalSessions is nil (in memory) on a single node.

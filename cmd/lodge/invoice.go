@@ -13,7 +13,6 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/billing"
-	"github.com/lodge-mail/lodge/printroom"
 )
 
 const invoiceUsage = `usage:
@@ -29,6 +28,7 @@ func runInvoice(args []string, stdout, stderr io.Writer) error {
 	c := &authCommand{fs: flag.NewFlagSet("invoice", flag.ContinueOnError)}
 	c.fs.SetOutput(stderr)
 	c.fs.StringVar(&c.dataDir, "data-dir", "lodge-data", "directory holding lodge's state (the mailroom and the price tables)")
+	c.fs.StringVar(&c.dbURL, "db", "", "the PostgreSQL database nodes share (as lodge serve -db): the mailroom lives there, not in -data-dir")
 	c.fs.StringVar(&account, "account", "", "the account invoiced (required)")
 	c.fs.StringVar(&fromFlag, "from", "", "the period's first day or instant (required)")
 	c.fs.StringVar(&toFlag, "to", "", "the period's end, not included (required)")
@@ -73,7 +73,7 @@ func runInvoice(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("invoice: %w", err)
 	}
 
-	r, done, err := printroom.Open(c.dataDir)
+	r, done, err := c.openRoom()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lodge-mail/lodge/billing"
+	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/printroom"
 )
@@ -29,7 +31,7 @@ const printUsage = `usage:
   lodge print done BATCH [-at TIME]                          mark a batch printed (default now)
   lodge print lodged BATCH [-at TIME]                        mark a batch handed to the postal service (default now)
 TIME is RFC 3339 (2026-11-23T16:30:00+11:00) or local time (2026-11-23 16:30).
-Every command takes -data-dir (default lodge-data).
+Every command takes -data-dir (default lodge-data), or -db for the database several nodes share.
 `
 
 // newPrintCommand makes the flag set of "lodge print <sub>".
@@ -37,6 +39,7 @@ func newPrintCommand(sub string, stderr io.Writer, register func(fs *flag.FlagSe
 	c := &authCommand{fs: flag.NewFlagSet("print "+sub, flag.ContinueOnError)}
 	c.fs.SetOutput(stderr)
 	c.fs.StringVar(&c.dataDir, "data-dir", "lodge-data", "directory holding lodge's state; the mailroom lives in its mailroom folder")
+	c.fs.StringVar(&c.dbURL, "db", "", "the PostgreSQL database nodes share (as lodge serve -db): the mailroom lives there, not in -data-dir")
 	if register != nil {
 		register(c.fs)
 	}
@@ -45,6 +48,25 @@ func newPrintCommand(sub string, stderr io.Writer, register func(fs *flag.FlagSe
 		c.fs.PrintDefaults()
 	}
 	return c
+}
+
+// openRoom opens the print room: the shared database's mailroom with -db,
+// else the data directory's (or its lodge serve's admin socket).
+func (c *authCommand) openRoom() (printroom.Room, func() error, error) {
+	if c.dbURL == "" {
+		return printroom.Open(c.dataDir)
+	}
+	db, err := pgdb.Open(context.Background(), pgdb.Config{URL: c.dbURL})
+	if err != nil {
+		return nil, nil, fmt.Errorf("-db: %w", err)
+	}
+	// a store that claims no jobs: its leases are never used
+	st, err := pipeline.OpenPostgres(db, pipeline.PostgresOptions{Renew: -1})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return printroom.Local(pipeline.New(st, nil, pipeline.Config{}, nil)), func() error { err := st.Close(); db.Close(); return err }, nil
 }
 
 func runPrint(args []string, stdout, stderr io.Writer) error {
@@ -64,7 +86,7 @@ func runPrint(args []string, stdout, stderr io.Writer) error {
 		if err := printroom.CheckState(state); err != nil {
 			return fmt.Errorf("print list: -state: %w", err)
 		}
-		r, done, err := printroom.Open(c.dataDir)
+		r, done, err := c.openRoom()
 		if errors.Is(err, printroom.ErrNoMailroom) {
 			fmt.Fprintln(stderr, "no print batches:", err)
 			return nil
@@ -94,7 +116,7 @@ func runPrint(args []string, stdout, stderr io.Writer) error {
 		if err := c.parse(args[1:], 1); err != nil {
 			return err
 		}
-		r, done, err := printroom.Open(c.dataDir)
+		r, done, err := c.openRoom()
 		if err != nil {
 			return err
 		}
@@ -123,7 +145,7 @@ func runPrint(args []string, stdout, stderr io.Writer) error {
 		if sub == "lodged" {
 			state = pipeline.BatchLodged
 		}
-		r, done, err := printroom.Open(c.dataDir)
+		r, done, err := c.openRoom()
 		if err != nil {
 			return err
 		}

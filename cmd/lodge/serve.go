@@ -25,7 +25,6 @@ import (
 	"github.com/lodge-mail/lodge/extraction"
 	"github.com/lodge-mail/lodge/internal/adminsock"
 	"github.com/lodge-mail/lodge/internal/smpp"
-	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/portal"
 	"github.com/lodge-mail/lodge/printroom"
@@ -140,7 +139,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer mailroomStore.Close()
-	producer, err := production.New(production.Config{DataDir: rf.dataDir, HotFolder: *outbox}, log)
+	producer, err := production.New(production.Config{DataDir: rf.dataDir, HotFolder: *outbox, Blobs: shared.blobs}, log)
 	if err != nil {
 		return err
 	}
@@ -232,7 +231,7 @@ func runServe(ctx context.Context, args []string) error {
 		Printer: printer,
 		// the auto processor: letters read out of documents uploaded
 		// without metadata letters
-		Extractor: extraction.New(extraction.Config{PDF: producer.PDF, DocumentError: production.DocumentError, Metrics: mailroomMetrics}, log),
+		Extractor: extraction.New(extraction.Config{PDF: producer.PDF, DocumentError: production.DocumentError, Metrics: mailroomMetrics, Blobs: shared.blobs}, log),
 		Senders:   delivery.Senders(dcfg),
 		Confirmer: confirmer,
 		Metrics:   mailroomMetrics,
@@ -251,7 +250,7 @@ func runServe(ctx context.Context, args []string) error {
 	log.Info("admin socket", "path", adminSock)
 	// the documents library: documents uploaded in the portal that
 	// metadata names (end_session copies them into the mailing)
-	docLib, err := library.Open(filepath.Join(rf.dataDir, "library"), library.Options{})
+	docLib, err := shared.library(rf.dataDir)
 	if err != nil {
 		return err
 	}
