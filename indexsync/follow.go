@@ -221,6 +221,9 @@ func (f *Follower) pollStore(ctx context.Context) (bool, error) {
 	if m.Stamp <= f.stamp || id == f.refused {
 		return false, nil
 	}
+	if cur, err := index.CurrentStamp(f.dataDir); err == nil && cur == m.Stamp {
+		return false, nil // this node's own import, published: pollLocal's to take (or refuse)
+	}
 	start := time.Now()
 	inUse := false
 	dir, err := index.Install(f.dataDir, m.Stamp,

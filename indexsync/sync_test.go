@@ -312,6 +312,40 @@ func TestFollowLocalImport(t *testing.T) {
 	}
 }
 
+// TestFollowOwnPublication: the node that imported and published takes
+// its index from its own data directory, not the store; a local index
+// that does not open is refused once, and its publication is not fetched
+// in its place (Install would refuse the stamp already current).
+func TestFollowOwnPublication(t *testing.T) {
+	ctx := context.Background()
+	store := kinds[0].place(t)(t)
+	a := startNode(t, store, locsA, Config{})
+	publish(t, store, build(t, a.dataDir, locsB))
+	if reloaded, err := a.f.Poll(ctx); !reloaded || err != nil {
+		t.Fatalf("poll after its own import: %v %v", reloaded, err)
+	}
+	if reloaded, err := a.f.Poll(ctx); reloaded || err != nil {
+		t.Fatalf("poll again: %v %v", reloaded, err)
+	}
+	broken := build(t, a.dataDir, locsC)
+	publish(t, store, broken)
+	if err := os.RemoveAll(filepath.Join(broken, "pebble")); err != nil {
+		t.Fatal(err)
+	}
+	if reloaded, err := a.f.Poll(ctx); reloaded || err == nil {
+		t.Fatalf("poll with a current index that does not open: %v %v", reloaded, err)
+	}
+	if reloaded, err := a.f.Poll(ctx); reloaded || err != nil {
+		t.Errorf("poll again: %v %v, want nothing done", reloaded, err)
+	}
+	if got := a.metric("lodge_index_reload_errors_total"); got != "1" {
+		t.Errorf("errors counted %s, want 1", got)
+	}
+	if a.status(carlton) != engine.StatusMatched || a.status(fitzroy) != engine.StatusUnmatched {
+		t.Errorf("not serving the index before the broken one")
+	}
+}
+
 // TestPublishRules: an index already published is not sent again; an
 // older one does not replace a newer manifest; a failed upload leaves the
 // manifest as it was.
