@@ -18,7 +18,8 @@
 // # What it promises
 //
 //   - Publish streams the tar into the store (never whole in memory or in
-//     a temporary file) and writes the manifest only after the store
+//     a temporary file: at most one part of an object store's multipart
+//     upload is held) and writes the manifest only after the store
 //     acknowledged the whole tar with the size and SHA-1 computed as it
 //     streamed: a reader never sees a manifest of an incomplete upload.
 //     It refuses to replace a manifest naming a newer index, and keeps
