@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/datafiles"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/upload/inspect"
@@ -34,6 +35,11 @@ type LodgerConfig struct {
 	// ProfileDir holds the accounts' profiles (see profiles.go); empty for
 	// none.
 	ProfileDir string
+	// Profiles, when set, holds the profiles instead of ProfileDir (under
+	// the same names, <ACCOUNT>/<name>.json): the shared files of several
+	// nodes (datafiles.NewPostgres, lodge settings put). ProfileDir still
+	// names them in messages.
+	Profiles datafiles.Files
 	// Senders returns the sender identities an operator approved for an
 	// account (email_from domains, alphanumeric sms_from names); nil
 	// approves none.

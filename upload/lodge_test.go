@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +15,12 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/lodge-mail/lodge/datafiles"
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/internal/tests3"
+	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 	"github.com/lodge-mail/lodge/rpc"
 )
@@ -826,4 +829,38 @@ func TestSenderApproval(t *testing.T) {
 	f(email("evil@notacme.com.au"), `the domain "notacme.com.au" is not approved`)
 	f(sms("ACME"), "")
 	f(sms("OTHER"), `"OTHER" is not approved`)
+}
+
+// TestProfilesShared: with LodgerConfig.Profiles the profiles come from
+// the shared files of several nodes (lodge settings put), not from the
+// node's ProfileDir, which holds none.
+func TestProfilesShared(t *testing.T) {
+	r := newRig(t)
+	db, err := pgdb.Open(context.Background(), pgdb.Config{URL: testpg.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	files, err := datafiles.NewPostgres(db, datafiles.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.l.cfg.ProfileDir = t.TempDir() // empty on this node
+	r.l.cfg.Profiles = datafiles.Sub(files, "profiles")
+	if err := files.Write("profiles/ABC12345/hold.json", []byte(`{"title":"Held run","cust_hold":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	letter := `"letters":[{"postal":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}]`
+	ss := r.mailing("doc.pdf", pdfPages(1), "m.json", `{"profile":"hold",`+letter+`}`)
+	if m, err := r.mailingRec(ss.EPID); err != nil || m.Title != "Held run" || !m.CustHold {
+		t.Fatalf("mailing %+v (%v), want the shared profile's title and hold", m, err)
+	}
+	bad := func(meta, want string) {
+		t.Helper()
+		res := r.end(r.session("doc.pdf", pdfPages(1), "m.json", meta))
+		if res.Result != "error" || !strings.Contains(strings.Join(res.Errs, "\n"), want) {
+			t.Errorf("%s: %+v, want a problem %q", meta, res, want)
+		}
+	}
+	bad(`{"profile":"nosuch",`+letter+`}`, `account ABC12345 has no profile "nosuch"`)
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/lodge-mail/lodge/datafiles"
 	"github.com/lodge-mail/lodge/upload/metadata"
 )
 
@@ -71,19 +71,18 @@ func (l *Lodger) readProfile(account, name string) (*metadata.Pack, []metadata.P
 	if !validProfileName(name) || !validProfileName(account) {
 		return nil, nil, fmt.Errorf("profile %q: a name is 1 to 64 letters, digits, '-', '_' or '.'", name)
 	}
+	files := l.cfg.Profiles
+	if files == nil {
+		files = datafiles.Dir(l.cfg.ProfileDir)
+	}
 	for _, ext := range []string{".json", ".xml"} {
-		path := filepath.Join(l.cfg.ProfileDir, account, name+ext)
-		fi, err := os.Stat(path)
+		b, err := files.Read(account+"/"+name+ext, maxProfileBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if !fi.Mode().IsRegular() || fi.Size() > maxProfileBytes {
+		if errors.Is(err, datafiles.ErrNotFile) {
 			return nil, nil, fmt.Errorf("profile %q: not a file of at most %d bytes", name, maxProfileBytes)
 		}
-		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, nil, err
 		}

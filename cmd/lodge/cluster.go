@@ -13,11 +13,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/lodge-mail/lodge/auth"
+	"github.com/lodge-mail/lodge/billing"
 	"github.com/lodge-mail/lodge/blob"
+	"github.com/lodge-mail/lodge/datafiles"
+	"github.com/lodge-mail/lodge/delivery/links"
 	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
@@ -35,6 +39,7 @@ type clusterFlags struct {
 type cluster struct {
 	db    *pgdb.DB
 	blobs blob.Store
+	files datafiles.Files // the data directory's small files, shared
 	node  string
 	set   *metrics.Set
 }
@@ -64,6 +69,10 @@ func openCluster(ctx context.Context, f clusterFlags, dataDir string, log *slog.
 		return nil, fmt.Errorf("-blob: %w", err)
 	}
 	c.blobs = blobs
+	if c.files, err = datafiles.NewPostgres(db, datafiles.Options{}); err != nil {
+		db.Close()
+		return nil, err
+	}
 	c.node = f.node
 	if c.node == "" {
 		host, _ := os.Hostname()
@@ -141,6 +150,61 @@ func (c *cluster) library(dataDir string) (*library.Library, error) {
 		return library.Open(filepath.Join(dataDir, "library"), library.Options{})
 	}
 	return library.OpenShared(c.db, c.blobs, library.Options{})
+}
+
+// accountSettings are the accounts' settings files: the data directory's,
+// or the shared ones (lodge settings put).
+func (c *cluster) accountSettings(dataDir string) pipeline.AccountSettings {
+	a := pipeline.AccountSettings{Dir: filepath.Join(dataDir, "accounts")}
+	if c.files != nil {
+		a.Files = datafiles.Sub(c.files, "accounts")
+	}
+	return a
+}
+
+// profiles are the accounts' letter profiles on a node of several (nil:
+// the data directory's profiles/).
+func (c *cluster) profiles() datafiles.Files {
+	if c.files == nil {
+		return nil
+	}
+	return datafiles.Sub(c.files, "profiles")
+}
+
+// prices are the price tables, the data directory's or the shared ones.
+func (c *cluster) prices(dataDir string) *billing.Prices {
+	return &billing.Prices{Dir: dataDir, Files: c.files}
+}
+
+// linkKey signs the links of emails and letters: every node of several
+// has the same one.
+func (c *cluster) linkKey(dataDir string) ([]byte, error) {
+	if c.files == nil {
+		return links.LoadOrCreateKey(filepath.Join(dataDir, "links.key"))
+	}
+	return links.LoadOrCreateSharedKey(c.files)
+}
+
+// sweepLibrary deletes, every hour until ctx ends, the library objects a
+// node of several left loose (nothing on a single node).
+func (c *cluster) sweepLibrary(ctx context.Context, lib *library.Library, log *slog.Logger) {
+	if c.db == nil {
+		return
+	}
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := lib.Sweep(ctx); err != nil {
+			log.Warn("library sweep", "err", err)
+		} else if n > 0 {
+			log.Info("library sweep", "deleted", n)
+		}
+	}
 }
 
 // portalSessions is nil (in memory) on a single node.

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/lodge-mail/lodge/auth"
 	"github.com/lodge-mail/lodge/billing"
+	"github.com/lodge-mail/lodge/datafiles"
+	"github.com/lodge-mail/lodge/pgdb"
 )
 
 const invoiceUsage = `usage:
@@ -78,7 +81,19 @@ func runInvoice(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer done()
-	table, err := (billing.Prices{Dir: c.dataDir}).For(account)
+	prices := billing.Prices{Dir: c.dataDir}
+	if c.dbURL != "" {
+		// the price tables several nodes share (lodge settings put)
+		db, err := pgdb.Open(context.Background(), pgdb.Config{URL: c.dbURL})
+		if err != nil {
+			return fmt.Errorf("-db: %w", err)
+		}
+		defer db.Close()
+		if prices.Files, err = datafiles.NewPostgres(db, datafiles.Options{}); err != nil {
+			return err
+		}
+	}
+	table, err := prices.For(account)
 	if err != nil {
 		return err
 	}

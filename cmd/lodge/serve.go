@@ -17,7 +17,6 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/lodge-mail/lodge/auth"
-	"github.com/lodge-mail/lodge/billing"
 	"github.com/lodge-mail/lodge/delivery"
 	"github.com/lodge-mail/lodge/delivery/email"
 	"github.com/lodge-mail/lodge/delivery/links"
@@ -134,18 +133,19 @@ func runServe(ctx context.Context, args []string) error {
 	// before the upload store (which asks it whether documents are still
 	// needed) and closed after it.
 	uploadMetrics, mailroomMetrics := metrics.NewSet(), metrics.NewSet()
+	prices := shared.prices(rf.dataDir)
 	mailroomStore, err := shared.mailroomStore(rf.dataDir, log, mailroomMetrics)
 	if err != nil {
 		return err
 	}
 	defer mailroomStore.Close()
-	producer, err := production.New(production.Config{DataDir: rf.dataDir, HotFolder: *outbox, Blobs: shared.blobs}, log)
+	producer, err := production.New(production.Config{DataDir: rf.dataDir, HotFolder: *outbox, Blobs: shared.blobs, Prices: prices}, log)
 	if err != nil {
 		return err
 	}
 	var printer pipeline.Printer // stays nil without -printer (a nil *production.Printer in it would not be)
 	if *printerURI != "" {
-		p, err := production.NewPrinter(production.PrinterConfig{URI: *printerURI}, log)
+		p, err := production.NewPrinter(production.PrinterConfig{URI: *printerURI, Batches: producer.Batches()}, log)
 		if err != nil {
 			return fmt.Errorf("-printer: %w", err)
 		}
@@ -165,7 +165,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer uploads.Close()
-	accounts := pipeline.AccountSettings{Dir: filepath.Join(rf.dataDir, "accounts")}
+	accounts := shared.accountSettings(rf.dataDir)
 	window := *cancelWindow
 	if window == 0 {
 		window = -1 // none (the Config's zero is its default)
@@ -197,7 +197,7 @@ func runServe(ctx context.Context, args []string) error {
 		defer sms.Close()
 		dcfg.SMS = sms
 	}
-	linkKey, err := links.LoadOrCreateKey(filepath.Join(rf.dataDir, "links.key"))
+	linkKey, err := shared.linkKey(rf.dataDir)
 	if err != nil {
 		return err
 	}
@@ -254,14 +254,15 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles"), Senders: accounts.Senders, Library: docLib}, log)
+	lodger := upload.NewLodger(uploads, eng, mailroom, upload.LodgerConfig{ProfileDir: filepath.Join(rf.dataDir, "profiles"), Profiles: shared.profiles(), Senders: accounts.Senders, Library: docLib}, log)
 	uploadHandler := upload.NewHandler(uploads, lodger, upload.Config{}, log)
 	// the janitor and the mailroom's workers stop before the stores close
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); upload.RunJanitor(workers, uploads, time.Minute, log) }()
 	go func() { defer wg.Done(); shared.heartbeat(workers) }()
+	go func() { defer wg.Done(); shared.sweepLibrary(workers, docLib, log) }()
 	go func() { defer wg.Done(); mailroom.Run(workers) }()
 	defer func() { stopWorkers(); wg.Wait() }()
 	if sms != nil {
@@ -290,9 +291,9 @@ func runServe(ctx context.Context, args []string) error {
 	// API's failed-login throttle)
 	public := portal.Mux{delivery.PublicLinks{Handler: linkHandler},
 		portal.New(portal.Config{Mailroom: mailroom, Auth: authn, TrustedProxies: trusted, Log: log,
-			Prices:  &billing.Prices{Dir: rf.dataDir}, // the usage page's currency, as lodge invoice's
+			Prices:  prices, // the usage page's currency, as lodge invoice's
 			Preview: producer.PreviewPDF, PreviewBusy: production.ErrPreviewBusy, DocumentError: production.DocumentError,
-			Uploads: uploadHandler, Library: docLib, Sessions: shared.portalSessions()})}
+			Uploads: uploadHandler, Library: docLib, Sessions: shared.portalSessions(), Batches: producer.Batches()})}
 	srv, err := server.New(server.Config{
 		Upload:  uploadHandler,
 		Public:  public,
