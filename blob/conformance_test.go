@@ -343,14 +343,23 @@ func TestCheckKey(t *testing.T) {
 
 // failingReader gives n bytes, then fails.
 type failingReader struct {
-	r io.Reader
+	r   io.Reader
+	err error // errBody when nil
 }
 
 var errBody = errors.New("the client went away")
 
+// errCutShort is how an HTTP server's body reader reports a body that
+// ended before its length: an error wrapping io.ErrUnexpectedEOF, which
+// must not be taken for the body's end.
+var errCutShort = fmt.Errorf("body cut short: %w", io.ErrUnexpectedEOF)
+
 func (f *failingReader) Read(p []byte) (int, error) {
 	n, err := f.r.Read(p)
 	if err == io.EOF {
+		if f.err != nil {
+			return n, f.err
+		}
 		return n, errBody
 	}
 	return n, err
@@ -369,20 +378,23 @@ func TestPutFails(t *testing.T) {
 			}
 		}
 		body := data(3, 12<<20) // more than two parts of 5 MiB: a multipart upload fails
-		f("fails at once", "new/a", &failingReader{strings.NewReader("")}, -1)
-		f("fails mid-stream", "new/b", &failingReader{bytes.NewReader(body)}, -1)
-		f("fails mid-stream, size known", "new/c", &failingReader{bytes.NewReader(body)}, int64(len(body))+1)
+		f("fails at once", "new/a", &failingReader{r: strings.NewReader("")}, -1)
+		f("fails mid-stream", "new/b", &failingReader{r: bytes.NewReader(body)}, -1)
+		f("fails mid-stream, size known", "new/c", &failingReader{r: bytes.NewReader(body)}, int64(len(body))+1)
 		f("shorter than declared", "new/d", bytes.NewReader(body[:100]), 101)
 		f("longer than declared", "new/e", bytes.NewReader(body[:102]), 101)
 		f("longer than declared, many parts", "new/f", bytes.NewReader(body), 6<<20)
-		f("replacement fails", "keep/old", &failingReader{bytes.NewReader(body)}, -1)
+		f("cut short, one part", "new/h", &failingReader{bytes.NewReader(body[:1000]), errCutShort}, -1)
+		f("cut short, many parts", "new/i", &failingReader{bytes.NewReader(body), errCutShort}, -1)
+		f("cut short exactly at a part's end", "new/j", &failingReader{bytes.NewReader(body[:5<<20]), errCutShort}, -1)
+		f("replacement fails", "keep/old", &failingReader{r: bytes.NewReader(body)}, -1)
 		f("replacement too short", "keep/old", bytes.NewReader(body), int64(len(body))+1)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := s.Put(cancelled, "new/g", bytes.NewReader(body), -1); !errors.Is(err, context.Canceled) {
 			t.Errorf("cancelled: %v", err)
 		}
-		for _, k := range []string{"new/a", "new/b", "new/c", "new/d", "new/e", "new/f", "new/g"} {
+		for _, k := range []string{"new/a", "new/b", "new/c", "new/d", "new/e", "new/f", "new/g", "new/h", "new/i", "new/j"} {
 			checkNotFound(t, s, k)
 		}
 		if got := string(read(t, s, "keep/old")); got != "the old object" {

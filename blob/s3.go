@@ -257,14 +257,21 @@ func (s *S3) put(ctx context.Context, key string, r io.Reader, size int64) (Info
 		buf = *b
 	}
 	br := bufio.NewReaderSize(body, 16)
-	// readPart fills buf; last says the body has nothing after it
+	// readPart fills buf; last says the body has nothing after it. Only
+	// the body's own io.EOF ends it: io.ReadFull's ErrUnexpectedEOF can
+	// also be the error of a body cut short (an HTTP request's), which
+	// must fail the Put, not store what came.
 	readPart := func() (n int, last bool, err error) {
-		n, err = io.ReadFull(br, buf)
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return n, true, nil
-		}
-		if err != nil {
-			return n, false, err
+		for n < len(buf) {
+			var m int
+			m, err = br.Read(buf[n:])
+			n += m
+			if err == io.EOF {
+				return n, true, nil
+			}
+			if err != nil {
+				return n, false, err
+			}
 		}
 		if size >= 0 && sr.n > size {
 			return n, false, sizeError(sr.n, size)

@@ -376,7 +376,7 @@ func TestS3Metrics(t *testing.T) {
 	ctx := context.Background()
 	put(t, s, "a", []byte("x"))
 	s.Stat(ctx, "missing")
-	s.Put(ctx, "b", &failingReader{strings.NewReader("y")}, -1)
+	s.Put(ctx, "b", &failingReader{r: strings.NewReader("y")}, -1)
 	var buf bytes.Buffer
 	set.WritePrometheus(&buf)
 	out := buf.String()
