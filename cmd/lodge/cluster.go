@@ -63,7 +63,7 @@ func openCluster(ctx context.Context, f clusterFlags, dataDir string, log *slog.
 	// without -blob, objects stay on this node's disk, where the embedded
 	// store keeps them: right for one node on PostgreSQL, or several on a
 	// shared file system mounted at the same path
-	blobs, err := blob.Open(ctx, f.blob, filepath.Join(dataDir, "upload"), c.set)
+	blobs, err := openBlobs(ctx, f.blob, dataDir, c.set)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("-blob: %w", err)
@@ -84,6 +84,23 @@ func openCluster(ctx context.Context, f clusterFlags, dataDir string, log *slog.
 	v, _ := db.Version(ctx)
 	log.Info("shared state", "node", c.node, "schema", v, "objects", blobKind(f.blob))
 	return c, nil
+}
+
+// openBlobs opens the -blob store; an object store's cache of objects
+// read on this node is <data-dir>/blobcache unless the URL names one.
+func openBlobs(ctx context.Context, url, dataDir string, set *metrics.Set) (blob.Store, error) {
+	if url == "" {
+		return blob.NewLocal(filepath.Join(dataDir, "upload"))
+	}
+	cfg, err := blob.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = filepath.Join(dataDir, "blobcache")
+	}
+	cfg.Metrics = set
+	return blob.NewS3(ctx, cfg)
 }
 
 func blobKind(url string) string {
