@@ -68,13 +68,15 @@ func getMailing(t *testing.T, in *instance, epid string) (settled bool, letters 
 // non-conforming ones held for their reason, and in the print batches
 // each printed letter's envelope window shows its address (pdftotext)
 // while its channel lines are painted white (pixels, by pdftoppm).
-func TestAutoProcessorRoundTrip(t *testing.T) {
+func TestAutoProcessorRoundTrip(t *testing.T) { eachSetup(t, testAutoProcessorRoundTrip) }
+
+func testAutoProcessorRoundTrip(t *testing.T, start startFunc) {
 	testenvTool(t, "pdftoppm")
 	dir, m, err := corpus.Cached(context.Background(), filepath.Join(os.TempDir(), "lodge-lettercorpus"), corpus.Options{Letters: corpus.Small})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := start(t, "-cancel-window", "0s")
+	in := start(t, nil, "-cancel-window", "0s")
 	var files []any
 	docs := map[string]corpus.Document{}
 	for _, d := range m.Documents {
@@ -197,17 +199,22 @@ func TestAutoProcessorRoundTrip(t *testing.T) {
 	checkPrinted(t, "the corrected letter", batchesOf(t, in, epid)[corrected.Batch], epid, corrected)
 }
 
-// batchesOf reads the manifests of a mailing's batches in the hot folder.
+// batchesOf reads the manifests of a mailing's batches in the hot folder
+// (of several nodes, in each node's; a batch in two is an error).
 func batchesOf(t *testing.T, in *instance, epid string) map[string]batchFiles {
 	t.Helper()
 	out := map[string]batchFiles{}
-	outbox := filepath.Join(in.dataDir, "print", "outbox")
-	ents, _ := os.ReadDir(outbox)
-	for _, e := range ents {
-		var man production.Manifest
-		raw, err := os.ReadFile(filepath.Join(outbox, e.Name(), production.ManifestJSON))
-		if err == nil && json.Unmarshal(raw, &man) == nil && man.EPID == epid {
-			out[man.Batch] = batchFiles{dir: filepath.Join(outbox, e.Name()), man: man}
+	for _, outbox := range in.hotFolders() {
+		ents, _ := os.ReadDir(outbox)
+		for _, e := range ents {
+			var man production.Manifest
+			raw, err := os.ReadFile(filepath.Join(outbox, e.Name(), production.ManifestJSON))
+			if err == nil && json.Unmarshal(raw, &man) == nil && man.EPID == epid {
+				if prev, ok := out[man.Batch]; ok {
+					t.Fatalf("batch %s is in two hot folders: %s and %s", man.Batch, prev.dir, outbox)
+				}
+				out[man.Batch] = batchFiles{dir: filepath.Join(outbox, e.Name()), man: man}
+			}
 		}
 	}
 	return out
@@ -269,7 +276,9 @@ func checkPrinted(t *testing.T, where string, b batchFiles, epid string, l autoL
 // (spec 2.1) gives the mailing its attributes, and the auto processor
 // the letters: here split every two pages (production_options
 // split_pages), each with the mailing's attachment after its own pages.
-func TestAutoProcessorMetadataWithoutLetters(t *testing.T) {
+func TestAutoProcessorMetadataWithoutLetters(t *testing.T) { eachSetup(t, testAutoProcessorMetadataWithoutLetters) }
+
+func testAutoProcessorMetadataWithoutLetters(t *testing.T, start startFunc) {
 	dir, m, err := corpus.Cached(context.Background(), filepath.Join(os.TempDir(), "lodge-lettercorpus"), corpus.Options{Letters: corpus.Small})
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +296,7 @@ func TestAutoProcessorMetadataWithoutLetters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := start(t, "-cancel-window", "0s")
+	in := start(t, nil, "-cancel-window", "0s")
 	meta := `{"title":"March statements","department":"Billing","production_options":{"split_pages":2},"attachments":["terms.pdf"]}`
 	epid, _ := sendMailing(t, in, "meta.json", meta, doc.File, body, "terms.pdf", testdoc.PDF(1, 0))
 	var letters []autoLetter

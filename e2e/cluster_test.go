@@ -24,6 +24,7 @@ import (
 	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
+	"github.com/lodge-mail/lodge/server"
 	"github.com/lodge-mail/lodge/upload"
 )
 
@@ -38,10 +39,24 @@ type cluster struct {
 	extra  []string
 	nodes  []*instance // nil where a node is down
 	dirs   []string
+	lb     *balancer // in front of the nodes, when there is one
+	// oneCert: every node serves node 0's self-signed certificate
+	// (-tls-cert), as nodes behind a balancer that passes TLS through
+	// must: a client verifies the same name whichever node it reaches
+	oneCert bool
 }
 
 // startCluster starts n nodes; extra flags go to each.
 func startCluster(t *testing.T, n int, extra ...string) *cluster {
+	t.Helper()
+	c := newCluster(t, n, extra...)
+	c.startAll()
+	return c
+}
+
+// newCluster makes the database, the bucket and the data directories of
+// n nodes, none started yet.
+func newCluster(t *testing.T, n int, extra ...string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dbURL: testpg.NewDatabase(t), s3: tests3.Shared(t), extra: extra}
 	c.bucket = tests3.NewBucket(t)
@@ -58,6 +73,14 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 		c.dirs = append(c.dirs, t.TempDir())
 		c.nodes = append(c.nodes, nil)
 	}
+	return c
+}
+
+// startAll starts every node.
+func (c *cluster) startAll() {
+	t := c.t
+	t.Helper()
+	n := len(c.nodes)
 	// the first starts alone and migrates the schema; the others then
 	// start together (pgdb's own test starts six at once on a new one)
 	c.start(0)
@@ -72,7 +95,6 @@ func startCluster(t *testing.T, n int, extra ...string) *cluster {
 			t.Fatalf("node %d did not start", i)
 		}
 	}
-	return c
 }
 
 // blobURL is the nodes' -blob.
@@ -85,6 +107,11 @@ func (c *cluster) start(i int) *instance {
 	in := &instance{t: t, dataDir: dataDir, cert: filepath.Join(dataDir, "tls", "cert.pem"), dbURL: c.dbURL}
 	args := []string{"serve", "-demo", "-quiet", "-data-dir", dataDir, "-addr", "127.0.0.1:0",
 		"-db", c.dbURL, "-blob", c.blobURL(), "-node", fmt.Sprintf("node%d", i)}
+	if c.oneCert && i > 0 {
+		cert, key := server.SelfSignedPaths(c.dirs[0])
+		in.cert = cert
+		args = append(args, "-tls-cert", cert, "-tls-key", key)
+	}
 	cmd := exec.Command(binary, append(args, c.extra...)...)
 	cmd.Dir = sharedDir(t)
 	cmd.Env = append(os.Environ(), c.s3.Env()...)
@@ -105,6 +132,9 @@ func (c *cluster) start(i int) *instance {
 	}
 	in.proc = p
 	c.nodes[i] = in
+	if c.lb != nil {
+		c.lb.set(i, strings.TrimPrefix(in.url, "https://"))
+	}
 	return in
 }
 

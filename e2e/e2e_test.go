@@ -59,11 +59,12 @@ type instance struct {
 	*proc
 	t        *testing.T
 	dataDir  string
-	url      string // https://127.0.0.1:PORT
-	plainURL string // http://127.0.0.1:PORT, when started with -plain-addr
-	key      string // the demo API key
-	cert     string // the self-signed certificate
-	dbURL    string // the database a node of several shares (-db)
+	url      string   // https://127.0.0.1:PORT
+	plainURL string   // http://127.0.0.1:PORT, when started with -plain-addr
+	key      string   // the demo API key
+	cert     string   // the self-signed certificate
+	dbURL    string   // the database a node of several shares (-db)
+	cluster  *cluster // the nodes behind url, when it is a balancer's (startShared)
 }
 
 // lodge runs a lodge command to completion and returns its output.

@@ -74,20 +74,29 @@ func sendMailing(t *testing.T, in *instance, files ...any) (string, map[string]a
 
 // batchOf finds the hot-folder batch of a mailing's letters (one batch:
 // the shapes here share envelope and postage) and returns its folder and
-// manifest.
+// manifest; of several nodes, in the hot folder of the one that made it.
 func batchOf(t *testing.T, in *instance, epid string) (string, production.Manifest) {
 	t.Helper()
-	outbox := filepath.Join(in.dataDir, "print", "outbox")
-	ents, _ := os.ReadDir(outbox)
-	for _, e := range ents {
-		var man production.Manifest
-		raw, err := os.ReadFile(filepath.Join(outbox, e.Name(), production.ManifestJSON))
-		if err == nil && json.Unmarshal(raw, &man) == nil && man.EPID == epid {
-			return filepath.Join(outbox, e.Name()), man
+	dir, found := "", production.Manifest{}
+	for _, outbox := range in.hotFolders() {
+		ents, _ := os.ReadDir(outbox)
+		for _, e := range ents {
+			var man production.Manifest
+			raw, err := os.ReadFile(filepath.Join(outbox, e.Name(), production.ManifestJSON))
+			if err == nil && json.Unmarshal(raw, &man) == nil && man.EPID == epid {
+				if dir != "" && found.Batch == man.Batch {
+					t.Fatalf("batch %s of mailing %s is in two hot folders: %s and %s", man.Batch, epid, dir, outbox)
+				}
+				if dir == "" {
+					dir, found = filepath.Join(outbox, e.Name()), man
+				}
+			}
 		}
 	}
-	t.Fatalf("no batch of mailing %s in the hot folder", epid)
-	return "", production.Manifest{}
+	if dir == "" {
+		t.Fatalf("no batch of mailing %s in the hot folder", epid)
+	}
+	return dir, found
 }
 
 func letterStatuses(t *testing.T, in *instance, refs ...string) []map[string]any {
@@ -128,11 +137,13 @@ func code(t *testing.T, path string, page int) string {
 // PostScript and XPS converted; a letter whose window shows another
 // address is held, not printed; the print room's marks make letters
 // Printed, then Lodged.
-func TestMailroomShapes(t *testing.T) {
+func TestMailroomShapes(t *testing.T) { eachSetup(t, testMailroomShapes) }
+
+func testMailroomShapes(t *testing.T, start startFunc) {
 	for _, tool := range []string{"qpdf", "pdftotext", "pdftoppm", "dmtxread", "gs", "xpstopdf"} {
 		testenvTool(t, tool)
 	}
-	in := start(t, "-cancel-window", "0s")
+	in := start(t, nil, "-cancel-window", "0s")
 	addr := func(i int) []string { return mailpdf.Address(i) }
 	postal := func(i int) string { b, _ := json.Marshal(addr(i)); return string(b) }
 
@@ -270,7 +281,7 @@ func TestMailroomShapes(t *testing.T) {
 	}
 	_, man = batchOf(t, in, run)
 	for _, mark := range []struct{ verb, status string }{{"done", "Printed"}, {"lodged", "Lodged"}} {
-		if out, err := lodge(t, "", "print", mark.verb, "-data-dir", in.dataDir, man.Batch); err != nil {
+		if out, err := in.admin("", "print", mark.verb, man.Batch); err != nil {
 			t.Fatalf("lodge print %s: %v\n%s", mark.verb, err, out)
 		}
 		if st := letterStatuses(t, in, "S-0", "S-2"); st[0]["status"] != mark.status || st[1]["status"] != mark.status {
@@ -288,7 +299,8 @@ func testenvTool(t *testing.T, name string) {
 	testenv.Tool(t, name)
 }
 
-// httpsClient trusts the instance's self-signed certificate.
+// httpsClient trusts the instance's self-signed certificate (its
+// nodes' certificates).
 func (in *instance) httpsClient(t *testing.T) *http.Client {
 	t.Helper()
 	pem, err := os.ReadFile(in.cert)
@@ -299,5 +311,8 @@ func (in *instance) httpsClient(t *testing.T) *http.Client {
 	if !pool.AppendCertsFromPEM(pem) {
 		t.Fatal("the instance's certificate does not parse")
 	}
-	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
+	// Several nodes: a new connection for each request, so that the
+	// balancer spreads a session's requests over the nodes.
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"},
+		DisableKeepAlives: in.shared()}}
 }

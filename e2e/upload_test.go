@@ -87,20 +87,16 @@ func (in *instance) curlAuth(how, user, pass string) []string {
 // TestUploadShapes sends every mailing shape through the standard method
 // with curl (PUT with -T), each with one of Bearer, Basic and Digest, and
 // checks end_session's answer.
-func TestUploadShapes(t *testing.T) {
-	in := startWithUsers(t, map[string]string{"clerk": "correct horse battery"})
+func TestUploadShapes(t *testing.T) { eachSetup(t, testUploadShapes) }
+
+func testUploadShapes(t *testing.T, start startFunc) {
+	in := start(t, map[string]string{"clerk": "correct horse battery"})
 	dir := t.TempDir()
 	// the profile attachments_letterhead names, as the operator keeps it
-	profiles := filepath.Join(in.dataDir, "profiles", "DEM00001")
-	if err := os.MkdirAll(profiles, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(profiles, "letterhead-a4.json"), []byte(`{"template":"letterhead-a4","duplex":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in.putSetting("profiles/DEM00001/letterhead-a4.json", `{"template":"letterhead-a4","duplex":true}`)
 	// the senders the email and SMS shapes use, approved as an operator does
 	for _, args := range [][]string{{"-email", "clinic.example.com.au"}, {"-email", "acmebank.example.com"}, {"-sms", "ACMEBANK"}} {
-		if out, err := lodge(t, "", append([]string{"account", "sender", "add", "DEM00001", "-data-dir", in.dataDir}, args...)...); err != nil {
+		if out, err := in.admin("", append([]string{"account", "sender", "add", "DEM00001"}, args...)...); err != nil {
 			t.Fatalf("sender add %v: %v\n%s", args, err, out)
 		}
 	}
@@ -169,8 +165,10 @@ func TestUploadShapes(t *testing.T) {
 }
 
 // TestUploadStatusCodes: every status code of the specification's table.
-func TestUploadStatusCodes(t *testing.T) {
-	in := startWithUsers(t, map[string]string{"clerk": "correct horse battery"})
+func TestUploadStatusCodes(t *testing.T) { eachSetup(t, testUploadStatusCodes) }
+
+func testUploadStatusCodes(t *testing.T, start startFunc) {
+	in := start(t, map[string]string{"clerk": "correct horse battery"})
 	dir := t.TempDir()
 	pdf := filepath.Join(dir, "a.pdf")
 	os.WriteFile(pdf, pdfPages(1), 0o644)
@@ -200,10 +198,10 @@ func TestUploadStatusCodes(t *testing.T) {
 	f(403, append(append([]string{}, bearer...), in.url+"/publicinterface/get_session_id.text?account=ABC12345")...)
 	f(200, append(append([]string{}, bearer...), in.url+"/publicinterface/end_session.json?session_id="+epid)...)
 	// another account's credentials get 403
-	if out, err := lodge(t, "", "account", "add", "-data-dir", in.dataDir, "-name", "Other", "OTH00001"); err != nil {
+	if out, err := in.admin("", "account", "add", "-name", "Other", "OTH00001"); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	key, err := lodge(t, "", "key", "create", "-data-dir", in.dataDir, "-account", "OTH00001")
+	key, err := in.admin("", "key", "create", "-account", "OTH00001")
 	if err != nil {
 		t.Fatalf("%v %s", err, key)
 	}
@@ -222,18 +220,24 @@ func TestUploadStatusCodes(t *testing.T) {
 
 // TestUploadPythonDigest: Python's requests with HTTPDigestAuth opens a
 // session, uploads and ends it.
-func TestUploadPythonDigest(t *testing.T) {
-	in := startWithUsers(t, map[string]string{"clerk": "correct horse battery"})
+func TestUploadPythonDigest(t *testing.T) { eachSetup(t, testUploadPythonDigest) }
+
+func testUploadPythonDigest(t *testing.T, start startFunc) {
+	in := start(t, map[string]string{"clerk": "correct horse battery"})
 	dir := t.TempDir()
 	pdf := filepath.Join(dir, "letter.pdf")
 	os.WriteFile(pdf, pdfPages(2), 0o644)
 	script := `
 import sys, requests
 from requests.auth import HTTPDigestAuth
-url, cert, pdf = sys.argv[1:4]
+url, cert, pdf, spread = sys.argv[1:5]
 s = requests.Session()
 s.auth = HTTPDigestAuth("clerk", "correct horse battery")
 s.verify = cert
+if spread == "spread":
+    # a new connection each request: the balancer sends each to the next
+    # node, which verifies the Digest nonce another node gave
+    s.headers["Connection"] = "close"
 r = s.get(url + "/publicinterface/get_session_id.json", params={"account": "DEM00001"})
 assert r.status_code == 200, (r.status_code, r.text)
 epid = r.json()["session_id"]
@@ -252,7 +256,11 @@ print("ALL OK")
 `
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "python3", "-c", script, in.url, in.cert, pdf)
+	spread := "keep-alive"
+	if in.shared() {
+		spread = "spread"
+	}
+	cmd := exec.CommandContext(ctx, "python3", "-c", script, in.url, in.cert, pdf, spread)
 	// requests prefers REQUESTS_CA_BUNDLE over a Session's verify.
 	cmd.Env = append(os.Environ(), "REQUESTS_CA_BUNDLE="+in.cert)
 	out, err := cmd.CombinedOutput()
