@@ -276,7 +276,9 @@ func checkPrinted(t *testing.T, where string, b batchFiles, epid string, l autoL
 // (spec 2.1) gives the mailing its attributes, and the auto processor
 // the letters: here split every two pages (production_options
 // split_pages), each with the mailing's attachment after its own pages.
-func TestAutoProcessorMetadataWithoutLetters(t *testing.T) { eachSetup(t, testAutoProcessorMetadataWithoutLetters) }
+func TestAutoProcessorMetadataWithoutLetters(t *testing.T) {
+	eachSetup(t, testAutoProcessorMetadataWithoutLetters)
+}
 
 func testAutoProcessorMetadataWithoutLetters(t *testing.T, start startFunc) {
 	dir, m, err := corpus.Cached(context.Background(), filepath.Join(os.TempDir(), "lodge-lettercorpus"), corpus.Options{Letters: corpus.Small})
