@@ -22,12 +22,12 @@ import (
 // deliveryInstance starts lodge with email (Mailpit), SMS (the npm smpp
 // server), fax through an email-to-fax domain, links under a public URL
 // that the test maps back to the instance, and no cancellation window.
-func deliveryInstance(t *testing.T, mp *mailpittest.Server, sms *smpptest.Server) *instance {
+func deliveryInstance(t *testing.T, start startFunc, mp *mailpittest.Server, sms *smpptest.Server) *instance {
 	t.Helper()
-	in := start(t, "-cancel-window", "0s", "-smtp", mp.URL(), "-email-from", "lodge <noreply@lodge.example>",
+	in := start(t, nil, "-cancel-window", "0s", "-smtp", mp.URL(), "-email-from", "lodge <noreply@lodge.example>",
 		"-smpp", sms.URL(), "-sms-from", "61400000000", "-fax-gateway-domain", "fax.example.com",
 		"-public-url", "https://lodge.test", "-bounce-addr", "127.0.0.1:0", "-bounce-domain", "bounces.lodge.test")
-	if out, err := lodge(t, "", "account", "sender", "add", "DEM00001", "-email", "acme.com.au", "-data-dir", in.dataDir); err != nil {
+	if out, err := in.admin("", "account", "sender", "add", "DEM00001", "-email", "acme.com.au"); err != nil {
 		t.Fatalf("sender add: %v\n%s", err, out)
 	}
 	return in
@@ -81,11 +81,13 @@ func waitStatus(t *testing.T, in *instance, ref string, want ...string) map[stri
 // without), the receipts and openings in get_letter_status, the
 // confirmation emails; and a letter whose email the server refuses
 // for good failing over to post.
-func TestElectronicDelivery(t *testing.T) {
+func TestElectronicDelivery(t *testing.T) { eachSetup(t, testElectronicDelivery) }
+
+func testElectronicDelivery(t *testing.T, start startFunc) {
 	qpdf := testenv.Tool(t, "qpdf")
 	mp := mailpittest.Start(t, mailpittest.Options{Chaos: true})
 	sms := smpptest.Start(t)
-	in := deliveryInstance(t, mp, sms)
+	in := deliveryInstance(t, start, mp, sms)
 
 	doc := mailDoc(t, mailpdf.Page{Address: []string{"Jo Citizen", "10 Jones St", "Melbourne VIC 3000"}, Text: "Statement for March"},
 		mailpdf.Page{Text: "Fax cover"})
@@ -265,6 +267,21 @@ func TestElectronicDelivery(t *testing.T) {
 	st = waitStatus(t, in, "D-bounce", "Processing")
 	if fo, _ := st["failover"].(map[string]any); fo == nil || !strings.Contains(fmt.Sprint(fo["reason"]), "5.1.1") {
 		t.Errorf("bounce failover: %v", st)
+	}
+
+	// every email and SMS was sent once (of several nodes, by one)
+	sent := map[string]int{}
+	for _, s := range mp.Messages(t) {
+		m := mp.Message(t, s.ID)
+		sent[m.To[0].Address+" "+m.Subject]++
+	}
+	for _, m := range sms.Messages(t) {
+		sent["SMS to "+m.Dest]++
+	}
+	for what, n := range sent {
+		if n != 1 {
+			t.Errorf("%s: sent %d times", what, n)
+		}
 	}
 }
 

@@ -27,10 +27,12 @@ var reviewURLRE = regexp.MustCompile(`/portal/auto/([0-9A-Z]+)$`)
 // to a print batch and, marked done by the print room, Printed. Each step
 // is checked on the page and through the API (get_letter_status,
 // get_mailing); every page is screenshotted and checked by axe-core.
-func TestPortalAutoBrowser(t *testing.T) {
+func TestPortalAutoBrowser(t *testing.T) { eachSetup(t, testPortalAutoBrowser) }
+
+func testPortalAutoBrowser(t *testing.T, start startFunc) {
 	testenv.Tool(t, "chromium") // skip before starting lodge when there is none
 	const clerkPass = "clerk's long password 9"
-	in := startWithUsers(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "0s")
+	in := start(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "0s")
 	doc := mailDoc(t,
 		mailpdf.Page{Address: []string{"ref:PA-1", "Jo Citizen", "10 Jones St", "Ultimo NSW 2007"}, Text: "Statement one"},
 		mailpdf.Page{Text: "Statement one, page two"},
@@ -118,7 +120,7 @@ func TestPortalAutoBrowser(t *testing.T) {
 	b.load("the review after confirming", 200, chromedp.Navigate(in.url+"/portal/auto/"+epid))
 	b.expect("confirmed review", []string{"This mailing was confirmed", "Processing"}, "Confirm and release", "Held")
 	for _, id := range batches {
-		if out, err := lodge(t, "", "print", "done", "-data-dir", in.dataDir, id); err != nil {
+		if out, err := in.admin("", "print", "done", id); err != nil {
 			t.Fatalf("lodge print done %s: %v\n%s", id, err, out)
 		}
 	}

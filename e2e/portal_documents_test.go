@@ -21,10 +21,12 @@ import (
 // print batch made of them holds the library document's text (pdftotext).
 // The document is then deleted in the browser, which the mailing does not
 // notice. Every page is screenshotted and checked by axe-core.
-func TestPortalDocumentsBrowser(t *testing.T) {
+func TestPortalDocumentsBrowser(t *testing.T) { eachSetup(t, testPortalDocumentsBrowser) }
+
+func testPortalDocumentsBrowser(t *testing.T, start startFunc) {
 	testenv.Tool(t, "chromium") // skip before starting lodge when there is none
 	const clerkPass = "clerk's long password 12"
-	in := startWithUsers(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "0s")
+	in := start(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "0s")
 	doc := mailDoc(t, mailpdf.Page{Text: "Library terms page one"}, mailpdf.Page{Text: "Library terms page two"})
 	path := filepath.Join(t.TempDir(), "terms 2026.pdf")
 	if err := os.WriteFile(path, doc, 0o644); err != nil {

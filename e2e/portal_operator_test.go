@@ -22,20 +22,22 @@ import (
 // then sees the usage page with the invoice of the mailing's purchase
 // order, and the invoice downloaded from it is the one lodge invoice
 // writes. Each new page is screenshot and checked with axe-core.
-func TestPortalOperator(t *testing.T) {
+func TestPortalOperator(t *testing.T) { eachSetup(t, testPortalOperator) }
+
+func testPortalOperator(t *testing.T, start startFunc) {
 	testenv.Tool(t, "chromium") // skip before starting lodge when there is none
 	const clerkPass = "clerk's long password 7"
 	const opPass = "operator's long password 9"
-	in := startWithUsers(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "0s")
+	in := start(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "0s")
 	// the operator is added while lodge serve holds the store: through
-	// its admin socket
-	if out, err := lodge(t, "", "account", "add", "-data-dir", in.dataDir, "-name", "Print room", "OPS00001"); err != nil {
+	// its admin socket (several nodes: in the database they share)
+	if out, err := in.admin("", "account", "add", "-name", "Print room", "OPS00001"); err != nil {
 		t.Fatalf("account add: %v\n%s", err, out)
 	}
-	if out, err := lodge(t, opPass+"\n", "user", "add", "-data-dir", in.dataDir, "-account", "OPS00001", "-operator", "-password-stdin", "op"); err != nil || !strings.Contains(out, "as operator") {
+	if out, err := in.admin(opPass+"\n", "user", "add", "-account", "OPS00001", "-operator", "-password-stdin", "op"); err != nil || !strings.Contains(out, "as operator") {
 		t.Fatalf("user add -operator: %v\n%s", err, out)
 	}
-	if out, err := lodge(t, "", "user", "list", "-data-dir", in.dataDir); err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "op OPS00001 operator") {
+	if out, err := in.admin("", "user", "list"); err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "op OPS00001 operator") {
 		t.Fatalf("user list: %v\n%s", err, out)
 	}
 
@@ -46,7 +48,7 @@ func TestPortalOperator(t *testing.T) {
 	waitLetters(t, in, map[string]string{"OP-1": "Processing", "OP-2": "Processing"})
 	var list string
 	testenv.WaitFor(t, func() bool {
-		out, err := lodge(t, "", "print", "list", "-state", "ready", "-data-dir", in.dataDir)
+		out, err := in.admin("", "print", "list", "-state", "ready")
 		list = out
 		return err == nil && strings.Contains(out, epid)
 	}, func() string { return "a ready batch of " + epid + ": lodge print list says\n" + list })
@@ -124,11 +126,12 @@ func TestPortalOperator(t *testing.T) {
 	if csvInv.Status != 200 || !strings.HasPrefix(csvInv.Type, "text/csv") || !strings.Contains(csvInv.Body, "OP-1") || !strings.Contains(csvInv.Body, "OP-2") {
 		t.Fatalf("the invoice CSV: %d %q\n%s", csvInv.Status, csvInv.Type, csvInv.Body)
 	}
-	// lodge invoice writes the same invoice (through the admin socket)
+	// lodge invoice writes the same invoice (through the admin socket, or
+	// from the shared database)
 	now := time.Now()
 	from := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.Local)
 	out := t.TempDir()
-	if o, err := lodge(t, "", "invoice", "-data-dir", in.dataDir, "-account", "DEM00001",
+	if o, err := in.admin("", "invoice", "-account", "DEM00001",
 		"-from", from.Format("2006-01-02"), "-to", from.AddDate(0, 1, 0).Format("2006-01-02"), "-out", out); err != nil {
 		t.Fatalf("lodge invoice: %v\n%s", err, o)
 	}

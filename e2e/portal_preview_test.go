@@ -18,11 +18,13 @@ import (
 // letter's preview is its PDF (read back with pdftotext), and the
 // correction box of a held letter shows the address check's suggestion
 // as the customer types (static/app.js), which one click takes.
-func TestPortalPreviewAndSuggestions(t *testing.T) {
+func TestPortalPreviewAndSuggestions(t *testing.T) { eachSetup(t, testPortalPreviewAndSuggestions) }
+
+func testPortalPreviewAndSuggestions(t *testing.T, start startFunc) {
 	testenv.Tool(t, "chromium")
 	pdftotext := testenv.Tool(t, "pdftotext")
 	const pass = "previewer's long password 3"
-	in := startWithUsers(t, map[string]string{"previewer": pass}, "-cancel-window", "1h")
+	in := start(t, map[string]string{"previewer": pass}, "-cancel-window", "1h")
 	doc := mailDoc(t, mailpdf.Page{Address: []string{"Jo Citizen", "10 Jones St", "ULTIMO NSW 2007"}, Text: "Preview body text"},
 		mailpdf.Page{Text: "Letter needing a new address"})
 	epid, _ := sendMailing(t, in, "letters.pdf", doc, "m.json", `{"title":"Preview test","letters":[

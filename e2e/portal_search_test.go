@@ -17,10 +17,12 @@ import (
 // status keeps the one with a held letter; a department finds its
 // mailing; a search that matches nothing says so. Each page is saved as
 // a screenshot and checked by axe-core, the form at a phone's width too.
-func TestPortalSearch(t *testing.T) {
+func TestPortalSearch(t *testing.T) { eachSetup(t, testPortalSearch) }
+
+func testPortalSearch(t *testing.T, start startFunc) {
 	testenv.Tool(t, "chromium") // skip before starting lodge when there is none
 	const clerkPass = "clerk's long password 8"
-	in := startWithUsers(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "1h")
+	in := start(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "1h")
 	send := func(meta string) string {
 		t.Helper()
 		doc := mailDoc(t, mailpdf.Page{Text: "Search letter"})

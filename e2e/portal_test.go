@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/lodge-mail/lodge/internal/testdoc/mailpdf"
@@ -84,6 +85,14 @@ func newPortalBrowser(t *testing.T, in *instance) *portalBrowser {
 	// no timeout on it (Allocate gives Chromium 20 s to answer).
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
+	}
+	if in.shared() {
+		// Chromium keeps a connection for the next requests, which would
+		// keep a session on one node: asked to close each, it opens a
+		// new one, which the balancer gives the next node.
+		if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Connection": "close"}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	axe, err := os.ReadFile(filepath.Join(testenv.NpmCI(t, filepath.Join("testdata", "axe"), "axe", filepath.Join("axe-core", "axe.min.js")), "axe-core", "axe.min.js"))
 	if err != nil {
@@ -268,10 +277,12 @@ func waitLetters(t *testing.T, in *instance, want map[string]string) {
 // (get_letter_status, another client) must have it too. Every page is
 // saved as a full-page screenshot ($LODGE_TEST_ARTIFACTS/TestPortalBrowser
 // when set, else the test's temporary folder).
-func TestPortalBrowser(t *testing.T) {
+func TestPortalBrowser(t *testing.T) { eachSetup(t, testPortalBrowser) }
+
+func testPortalBrowser(t *testing.T, start startFunc) {
 	testenv.Tool(t, "chromium") // skip before starting lodge when there is none
 	const clerkPass = "clerk's long password 7"
-	in := startWithUsers(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "1h")
+	in := start(t, map[string]string{"clerk": clerkPass}, "-cancel-window", "1h")
 	doc := mailDoc(t, mailpdf.Page{Text: "Portal letter one"}, mailpdf.Page{Text: "Portal letter two"}, mailpdf.Page{Text: "Portal letter three"})
 	epid, res := sendMailing(t, in, "letters.pdf", doc, "m.json", `{"cust_hold":true,"title":"Browser test mailing","letters":[
 		{"postal":["Jo Citizen","10 Jones St","Ultimo NSW 2007"],"page_start":0,"page_end":0,"reference":"PB-1"},
