@@ -24,10 +24,12 @@ var printerJobRE = regexp.MustCompile(`(?m)^printer job\s+(\S+)`)
 // records the printer's job (lodge print show), the printer has one job
 // of the batch's name, and the PDF it printed has the batch's pages. A
 // printer URI lodge cannot use stops lodge serve with the reason.
-func TestServePrinter(t *testing.T) {
+func TestServePrinter(t *testing.T) { eachSetup(t, testServePrinter) }
+
+func testServePrinter(t *testing.T, start startFunc) {
 	cups := testcups.New(t)
 	q := cups.AddPDFQueue(t, "lodge")
-	in := start(t, "-cancel-window", "0s", "-printer", q.URI)
+	in := start(t, nil, "-cancel-window", "0s", "-printer", q.URI)
 	addr := mailpdf.Address
 	postal := func(i int) string { b, _ := json.Marshal(addr(i)); return string(b) }
 	doc := mailDoc(t, mailpdf.Page{Address: addr(0), Text: "L0 p1"}, mailpdf.Page{Text: "L0 p2"}, mailpdf.Page{Address: addr(1), Text: "L1 p1"})
@@ -41,7 +43,7 @@ func TestServePrinter(t *testing.T) {
 	var job, out string
 	testenv.WaitFor(t, func() bool {
 		var err error
-		if out, err = lodge(t, "", "print", "show", id, "-data-dir", in.dataDir); err != nil {
+		if out, err = in.admin("", "print", "show", id); err != nil {
 			t.Fatalf("lodge print show: %v\n%s", err, out)
 		}
 		m := printerJobRE.FindStringSubmatch(out)

@@ -304,3 +304,59 @@ func (b *balancer) close() {
 	b.ln.Close()
 	b.wg.Wait()
 }
+
+// TestBalancer: the balancer hands each new connection to the next node
+// in turn, relays both ways (a client's end of writing reaches the node,
+// the node's answer and end reach the client), and skips a node set down
+// and one that refuses connections.
+func TestBalancer(t *testing.T) {
+	var nodes []net.Listener
+	for i := range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, ln)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() { // node i answers "i:" and what it read, once the client has finished
+					defer c.Close()
+					b, _ := io.ReadAll(c)
+					c.Write(append([]byte{byte('0' + i), ':'}, b...))
+				}()
+			}
+		}()
+	}
+	lb := newBalancer(t, 3)
+	for i, ln := range nodes {
+		lb.set(i, ln.Addr().String())
+	}
+	f := func(want ...string) {
+		t.Helper()
+		for _, w := range want {
+			c, err := net.Dial("tcp", lb.addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Write([]byte("hello"))
+			c.(*net.TCPConn).CloseWrite()
+			got, _ := io.ReadAll(c)
+			c.Close()
+			if string(got) != w+":hello" {
+				t.Fatalf("got %q, want %q", got, w+":hello")
+			}
+		}
+	}
+	f("0", "1", "2", "0", "1")
+	lb.set(0, "") // down
+	f("2", "1", "2")
+	nodes[1].Close() // refuses
+	f("2", "2")
+	if got := lb.counts(); got[0] != 2 || got[1] != 3 || got[2] != 5 {
+		t.Errorf("connections per node %v, want [2 3 5]", got)
+	}
+}
