@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lodge-mail/lodge/blob"
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/tests3"
 	"github.com/lodge-mail/lodge/pgdb"
@@ -348,4 +349,33 @@ func (c *cluster) verify(ack *acked, finished bool) {
 // certificates, each node its own, on loopback only.
 func insecureLoopback() *http.Transport {
 	return &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+}
+
+// TestClusterIndexPublished: an index imported elsewhere and published to
+// the object store (lodge import -publish) is taken into use by every
+// running node without a restart, and answers addr_check there.
+func TestClusterIndexPublished(t *testing.T) {
+	c := startCluster(t, 2, "-index-poll", "200ms")
+	for i, in := range c.nodes {
+		if g := in.metric(t, "lodge_index_generation"); g != 1 {
+			t.Fatalf("node %d starts at index generation %v, want 1", i, g)
+		}
+	}
+	cmd := exec.Command(binary, "import", "-force", "-quiet", "-data-dir", t.TempDir(), "-publish", c.blobURL())
+	cmd.Dir = sharedDir(t)
+	cmd.Env = append(os.Environ(), c.s3.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "published index") {
+		t.Fatalf("lodge import -publish: %v\n%s", err, out)
+	}
+	for i, in := range c.nodes {
+		testenv.WaitFor(t, func() bool { return in.metric(t, "lodge_index_generation") == 2 },
+			func() string { return fmt.Sprintf("node %d to take the published index", i) })
+		if g := in.metric(t, "lodge_index_reload_errors_total"); g != 0 {
+			t.Errorf("node %d: %v reload errors", i, g)
+		}
+		code, body := in.rpc(`{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":["Jo Citizen","10 Jones St","Melbourne VIC 3000"]}}`)
+		if code != 200 || !strings.Contains(body, `"status":"matched"`) {
+			t.Errorf("node %d after the swap: %d %s", i, code, body)
+		}
+	}
 }

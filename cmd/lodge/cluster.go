@@ -22,6 +22,9 @@ import (
 	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/datafiles"
 	"github.com/lodge-mail/lodge/delivery/links"
+	"github.com/lodge-mail/lodge/engine"
+	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/indexsync"
 	"github.com/lodge-mail/lodge/library"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
@@ -222,6 +225,21 @@ func (c *cluster) sweepLibrary(ctx context.Context, lib *library.Library, log *s
 			log.Info("library sweep", "deleted", n)
 		}
 	}
+}
+
+// engine is the address engine: on a node of several a live one that
+// follows the index published to the shared object store (its Follower
+// returned, to Run and Close), else a fixed one over ix.
+func (c *cluster) engine(ix *index.Index, dataDir string, cfg engine.Config, poll time.Duration, log *slog.Logger) (*engine.Engine, *indexsync.Follower, error) {
+	if c.db == nil {
+		eng, err := engine.New(ix.Ref, cfg)
+		return eng, nil, err
+	}
+	f, err := indexsync.NewFollower(c.blobs, dataDir, ix, cfg, indexsync.Config{Interval: poll, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.Engine(), f, nil
 }
 
 // portalSessions is nil (in memory) on a single node.

@@ -22,6 +22,7 @@ import (
 	"github.com/lodge-mail/lodge/engine"
 	"github.com/lodge-mail/lodge/extraction"
 	"github.com/lodge-mail/lodge/index"
+	"github.com/lodge-mail/lodge/indexsync"
 	"github.com/lodge-mail/lodge/progress"
 	"github.com/lodge-mail/lodge/upload/inspect"
 )
@@ -157,6 +158,7 @@ func runImport(ctx context.Context, args []string) error {
 	var rf referenceFlags
 	rf.register(fs)
 	force := fs.Bool("force", false, "rebuild even when the index is up to date")
+	publish := fs.String("publish", "", "then publish the index to this object store (as lodge serve -blob: s3://bucket?endpoint=host:port; keys in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), where every node of several takes it into use without a restart")
 	state := fs.String("state", "", "openaddresses, csv: the state of rows that name none (QLD for Brisbane's list)")
 	columns := fs.String("columns", "", "csv: field=header pairs, comma-separated (fields: number, street, street_type, unit, building, locality, state, postcode, lat, lon, id); unnamed fields are found by their usual headers")
 	complete := fs.Bool("complete", false, "openaddresses, csv: the list holds every street and address of its places (a street or number it lacks there is then unmatched)")
@@ -255,6 +257,17 @@ func runImport(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "  %-16s %6d rows  %s  (%s)\n", s.Name, s.Rows, s.Path, s.Licence)
 	}
 	printAttributions(os.Stderr, res.Meta)
+	if *publish != "" {
+		store, err := openBlobs(ctx, *publish, rf.dataDir, nil)
+		if err != nil {
+			return fmt.Errorf("-publish: %w", err)
+		}
+		m, err := indexsync.Publish(ctx, store, res.Dir, indexsync.PublishOptions{Log: slog.Default()})
+		if err != nil {
+			return fmt.Errorf("-publish: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "published index %s (%d bytes, SHA-1 %s): nodes following the store take it within their -index-poll\n", m.Stamp, m.Size, m.SHA1)
+	}
 	return nil
 }
 

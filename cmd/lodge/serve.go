@@ -76,6 +76,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.StringVar(&cf.db, "db", "", "share state with other nodes in this PostgreSQL database: postgres://user@host/db or host=/run/postgresql dbname=lodge (password: PGPASSWORD or ~/.pgpass); empty: this node's own stores")
 	fs.StringVar(&cf.blob, "blob", "", "with -db, keep documents and produced files in S3-compatible storage: s3://bucket[/prefix]?endpoint=host:port[&region=R][&secure=false] (keys: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); empty: this node's disk")
 	fs.StringVar(&cf.node, "node", "", "with -db, this node's name in the database's leases and heartbeats (default host:pid; give each node its own)")
+	indexPoll := fs.Duration("index-poll", 30*time.Second, "with -db, how often to look for an index published by lodge import -publish (taken into use without a restart)")
 	publicURL := fs.String("public-url", "", "the HTTPS address lodge is reached at from outside, e.g. https://mail.example.com.au: links to letters' PDFs and email tracking start with it (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -115,11 +116,20 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	eng, err := engine.New(ix.Ref, engine.Config{CacheEntries: *cacheEntries})
+	// A node of several follows the index published to the object store
+	// (lodge import -publish) without a restart; a single node keeps the
+	// fixed engine, whose checks cost less (no generation to count).
+	eng, follower, err := shared.engine(ix, rf.dataDir, engine.Config{CacheEntries: *cacheEntries}, *indexPoll, log)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
+	defer func() {
+		if follower != nil {
+			follower.Close()
+		} else {
+			eng.Close()
+		}
+	}()
 	store, err := shared.authStore(ctx, rf.dataDir)
 	if err != nil {
 		return err
@@ -310,6 +320,11 @@ func runServe(ctx context.Context, args []string) error {
 	srv.Metrics().RegisterMetricsWriter(uploadMetrics.WritePrometheus)
 	srv.Metrics().RegisterMetricsWriter(mailroomMetrics.WritePrometheus)
 	srv.Metrics().RegisterMetricsWriter(shared.set.WritePrometheus)
+	if follower != nil {
+		follower.RegisterMetrics(srv.Metrics())
+		wg.Add(1)
+		go func() { defer wg.Done(); follower.Run(workers) }()
+	}
 	c, made := srv.Certificate()
 	if *cert == "" {
 		certPath, _ := server.SelfSignedPaths(rf.dataDir)
