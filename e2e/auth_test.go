@@ -14,6 +14,10 @@ import (
 // failed logins together, so a guesser gets the documented 10 a minute per
 // client and user, not 10 on each: 10 failures split between them throttle
 // the 11th attempt on either, even with the right password.
+//
+// One node only: with several nodes the count is per node, by design
+// (README's limits table), so 10 failures spread over three nodes do not
+// throttle the 11th.
 func TestFailedLoginBudgetShared(t *testing.T) {
 	in := startWithUsers(t, map[string]string{"alice": "correct horse battery"})
 	rpcBody := `{"jsonrpc":"2.0","id":1,"method":"addr_check","params":{"address":"a,b,c"}}`
@@ -84,6 +88,9 @@ func TestUnauthorizedBodies(t *testing.T) {
 // nonce), never counted as a failed login, so a deploy does not lock out
 // the user (Basic included) of clients that keep going; a forged nonce is
 // a failure.
+//
+// One node only: it restarts the one process. A nonce one node gave and
+// another verifies: TestUploadPythonDigest/three_nodes.
 func TestDigestNonceAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	in := startWithDirUsers(t, dir, map[string]string{"clerk": "correct horse battery"})

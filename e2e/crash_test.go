@@ -60,6 +60,9 @@ func (a *acked) file(epid, name, sum string) {
 // that every acknowledged file is present with the SHA-1 reported, every
 // acknowledged end_session is still ended, and nothing half-written is
 // visible: each stored file's blob hashes to its record.
+//
+// One node only: it kills the one process and reads its data directory;
+// TestClusterCrash is the same harness over three nodes.
 func TestCrashDurability(t *testing.T) {
 	cycles := 100
 	if testing.Short() {

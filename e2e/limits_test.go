@@ -209,6 +209,10 @@ func (r *refusedUpload) curl(args ...string) (int, string, error) {
 // time: the server drains the body it refused before it closes, instead
 // of resetting the connection under the answer. With Expect: 100-continue
 // the 413 comes before the body, with the same message.
+//
+// One node only, as the other tests of this file: how one server
+// answers and closes a connection; behind a balancer that would test
+// the balancer's relay as much as lodge.
 func TestRefusedUploadCurl(t *testing.T) {
 	r := newRefusedUpload(t)
 	put := r.in.url + "/direct_upload/" + r.epid + "/big.pdf"

@@ -13,6 +13,9 @@ import (
 // /metrics shows the upload counters (sessions, files, bytes, mailings,
 // letters by status, rejections by reason) and the log tells the accepted
 // mailing at INFO.
+//
+// One node only: the counters are each process's own (a node's /metrics
+// counts what that node did), so the exact values hold for one node.
 func TestUploadMetricsAndLog(t *testing.T) {
 	in := start(t)
 	auth := []string{"-H", "Authorization: Bearer " + in.key}
