@@ -275,8 +275,8 @@ func waitLetters(t *testing.T, in *instance, want map[string]string) {
 // stays held, cancels another letter, looks at the failovers and signs
 // out. After each step the page must show the new state and the mailroom
 // (get_letter_status, another client) must have it too. Every page is
-// saved as a full-page screenshot ($LODGE_TEST_ARTIFACTS/TestPortalBrowser
-// when set, else the test's temporary folder).
+// saved as a full-page screenshot ($LODGE_TEST_ARTIFACTS/TestPortalBrowser/
+// single and three_nodes when set, else the test's temporary folder).
 func TestPortalBrowser(t *testing.T) { eachSetup(t, testPortalBrowser) }
 
 func testPortalBrowser(t *testing.T, start startFunc) {
