@@ -61,7 +61,12 @@ func forms(n, draws int, leaf string) []tobj {
 func TestPageTextHostile(t *testing.T) {
 	f := func(name string, data []byte, wantText string, wantErr error, errHas ...string) {
 		t.Helper()
-		r := open(t, data, Limits{})
+		// Each case names the bound that stops it (operators, glyphs,
+		// depth ...): no wall-clock bound may race them, however slow the
+		// machine (the race detector on a loaded CI machine took more
+		// than the default 10 s over the fan-out bomb). The time bound
+		// has a test of its own below.
+		r := open(t, data, Limits{Timeout: time.Hour})
 		var p pagetext.Page
 		err := r.pageText(0, nil, &p)
 		checkChars(t, name, &p)
