@@ -38,16 +38,10 @@ func eachSetup(t *testing.T, test func(t *testing.T, start startFunc)) {
 	}
 }
 
-// startShared starts three nodes sharing a database and an object store
-// behind a balancer; the instance's url is the balancer's.
-func startShared(t *testing.T, extra ...string) *instance {
-	t.Helper()
-	return startSharedWithUsers(t, nil, extra...)
-}
-
-// startSharedWithUsers is startShared with the demo account and users
-// added to the shared database before the nodes start (as
-// startWithUsers does for one node's data directory).
+// startSharedWithUsers starts three nodes sharing a database and an
+// object store behind a balancer, with the demo account and users added
+// to the shared database before the nodes start (as startWithUsers does
+// for one node's data directory).
 //
 // The instance: url is the balancer's; key is node 0's demo key (every
 // node knows it: the keys are in the database); cert is node 0's
