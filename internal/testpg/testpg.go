@@ -18,7 +18,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,6 +31,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 // TB is the part of testing.TB the harness uses.
@@ -57,11 +58,8 @@ type Server struct {
 	settings []string
 }
 
-var (
-	sharedMu  sync.Mutex
-	shared    *Server
-	sharedErr error
-)
+// shared is the test binary's server.
+var shared = testenv.SharedServer[*Server]{Name: "testpg", Install: "scripts/test installs postgresql", Start: Start}
 
 // Main runs the tests of a package that uses the shared server and stops
 // it after them: func TestMain(m *testing.M) { testpg.Main(m) }.
@@ -73,30 +71,12 @@ func Main(m *testing.M) {
 
 // Stop stops the shared server, if one was started, and removes its
 // files.
-func Stop() {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared != nil {
-		shared.Close()
-		shared = nil
-	}
-}
+func Stop() { shared.Stop() }
 
 // Shared returns the test binary's server, starting it on first use.
 func Shared(t TB) *Server {
 	t.Helper()
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared == nil && sharedErr == nil {
-		shared, sharedErr = Start()
-	}
-	if sharedErr != nil {
-		if errors.Is(sharedErr, errNotInstalled) && os.Getenv("LODGE_REQUIRE_TOOLS") == "" {
-			t.Skipf("testpg: %v (scripts/test installs postgresql)", sharedErr)
-		}
-		t.Fatalf("testpg: %v", sharedErr)
-	}
-	return shared
+	return shared.Get(t)
 }
 
 // NewDatabase creates an empty database on the shared server for this
@@ -112,7 +92,7 @@ func NewDatabase(t TB) string {
 	return s.URL(name)
 }
 
-var errNotInstalled = errors.New("PostgreSQL is not installed")
+var errNotInstalled = testenv.NotInstalled("PostgreSQL")
 
 // binDir finds the server's programs: pg_config's bindir, else the newest
 // /usr/lib/postgresql/*/bin.

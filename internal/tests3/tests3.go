@@ -29,7 +29,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -43,6 +42,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 // DefaultBucket is made when the server starts.
@@ -72,11 +73,8 @@ type Server struct {
 	readOnly bool
 }
 
-var (
-	sharedMu  sync.Mutex
-	shared    *Server
-	sharedErr error
-)
+// shared is the test binary's server.
+var shared = testenv.SharedServer[*Server]{Name: "tests3", Install: "scripts/test installs versitygw", Start: Start}
 
 // Main runs the tests of a package that uses the shared server and stops
 // it after them: func TestMain(m *testing.M) { tests3.Main(m) }.
@@ -88,30 +86,12 @@ func Main(m *testing.M) {
 
 // Stop stops the shared server, if one was started, and removes its
 // files.
-func Stop() {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared != nil {
-		shared.Close()
-		shared = nil
-	}
-}
+func Stop() { shared.Stop() }
 
 // Shared returns the test binary's server, starting it on first use.
 func Shared(t TB) *Server {
 	t.Helper()
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared == nil && sharedErr == nil {
-		shared, sharedErr = Start()
-	}
-	if sharedErr != nil {
-		if errors.Is(sharedErr, errNotInstalled) && os.Getenv("LODGE_REQUIRE_TOOLS") == "" {
-			t.Skipf("tests3: %v (scripts/test installs versitygw)", sharedErr)
-		}
-		t.Fatalf("tests3: %v", sharedErr)
-	}
-	return shared
+	return shared.Get(t)
 }
 
 // NewBucket makes an empty bucket on the shared server for this test,
@@ -127,7 +107,7 @@ func NewBucket(t TB) string {
 	return name
 }
 
-var errNotInstalled = errors.New("versitygw is not installed")
+var errNotInstalled = testenv.NotInstalled("versitygw")
 
 // binary finds versitygw on PATH, else in GOPATH/bin or ~/go/bin, where
 // go install puts it.
