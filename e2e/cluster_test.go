@@ -287,23 +287,7 @@ func clusterUploader(ctx context.Context, c *cluster, key string, rng *rand.Rand
 	client := &http.Client{Timeout: 30 * time.Second, Transport: insecureLoopback()}
 	answered := 0
 	base := func() string { return up[rng.IntN(len(up))] }
-	do := func(method, path string, body []byte) (int, []byte, error) {
-		req, err := http.NewRequestWithContext(ctx, method, base()+path, strings.NewReader(string(body)))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil {
-			answered++
-		}
-		return resp.StatusCode, b, err
-	}
+	do := requester(ctx, client, key, base, &answered)
 	runSessions(ctx, do, rng, ack)
 	return answered
 }

@@ -116,8 +116,15 @@ func TestCrashDurability(t *testing.T) {
 // uploader opens sessions, uploads files and ends sessions until ctx ends,
 // recording what the server acknowledged.
 func uploader(ctx context.Context, client *http.Client, base, key string, rng *rand.Rand, ack *acked) {
-	do := func(method, path string, body []byte) (int, []byte, error) {
-		req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+	runSessions(ctx, requester(ctx, client, key, func() string { return base }, nil), rng, ack)
+}
+
+// requester sends a request with the key to the server base names (asked
+// again for each request), counting the answers read whole in answered
+// (when not nil).
+func requester(ctx context.Context, client *http.Client, key string, base func() string, answered *int) func(method, path string, body []byte) (int, []byte, error) {
+	return func(method, path string, body []byte) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, method, base()+path, bytes.NewReader(body))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -128,9 +135,11 @@ func uploader(ctx context.Context, client *http.Client, base, key string, rng *r
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
+		if err == nil && answered != nil {
+			*answered++
+		}
 		return resp.StatusCode, b, err
 	}
-	runSessions(ctx, do, rng, ack)
 }
 
 // runSessions is the uploaders' work: sessions of one to three PDF
