@@ -5,7 +5,7 @@
 // beside it):
 //
 //	go run ./bench/clusterbench > cluster-bench.json
-//	go run ./bench/clusterbench -parts rates -rounds 5 -profile /tmp/prof
+//	go run ./bench/clusterbench -parts rates -rounds 3 -profile /tmp/prof
 //
 // It builds ./cmd/lodge (or takes -bin) and starts, itself, a PostgreSQL
 // server with fsync on (internal/testpg with "fsync=on" and PostgreSQL's
@@ -17,7 +17,7 @@
 //
 // with its index built beforehand (lodge import), the S3 keys in its
 // environment, and its addresses read from its "serving" line. The load
-// generator is this program: -clients clients over keep-alive HTTP/1.1
+// generator is this program: clients over keep-alive HTTP/1.1
 // connections to the nodes' plain listeners (TLS would cost client and
 // server alike in every setup and hide the stores' cost), each request to
 // the next node in a rotation, as a round-robin load balancer sends them.
@@ -31,13 +31,16 @@
 // them (a session opened on one node takes its uploads on the next and
 // ends on another). Two workloads:
 //
-//   - put: each client opens a session and PUTs -per-session PDFs of
-//     -pdf-bytes (64 KiB) under distinct names, then opens another;
-//     counted: PUTs answered 201 with the SHA-1 of what was sent.
-//   - end_session: each client opens a session, PUTs one PDF of -letters
-//     pages and metadata with -letters letters (a postal address each,
-//     one page each), and calls end_session; counted: end_session
-//     answered 200 "ok" (each is four requests).
+//   - put, -clients clients (16): each opens a session and PUTs
+//     -per-session PDFs of -pdf-bytes (64 KiB) under distinct names, then
+//     opens another; counted: PUTs answered 201 with the SHA-1 of what was
+//     sent.
+//   - end_session, -end-clients clients (6): each opens a session, PUTs
+//     one PDF of -letters pages and metadata with -letters letters (a
+//     postal address each, one page each), and calls end_session;
+//     counted: end_session answered 200 "ok" (each is four requests).
+//     Fewer clients than for PUT because 8 or more end_sessions at once
+//     on one shared node deadlock it (part "stall").
 //
 // For each of -rounds rounds and each workload, the three setups run one
 // after the other in an order that turns with the round (a b c, b c a, c
@@ -56,6 +59,18 @@
 // lodge, PostgreSQL, versitygw and the load generator (from /proc:
 // process trees, reaped children included) per operation: what an
 // operation costs whatever else the machine was doing.
+//
+// # Part "stall": many end_sessions at once on one shared node
+//
+// The end_session workload with -clients clients on one new shared node
+// for -warmup plus -duration. Judged: end_sessions are still being
+// answered in the last 5 s. When none is while requests wait, the node's
+// goroutines (pprof) say how many wait for a connection of its database
+// pool and from where; the node is then killed. (When this was written
+// it failed: end_session holds one pooled connection for the session's
+// advisory lock (upload.Store.lockEnd) while its work asks for more, so
+// as many end_sessions at once as the pool has connections, 8 on 2
+// cores, each wait for a second one forever.)
 //
 // # Part "join": a node added under load takes work within 5 seconds
 //
@@ -156,7 +171,7 @@ func main() {
 	var c config
 	flag.StringVar(&c.bin, "bin", "", "lodge binary to run (default: go build ./cmd/lodge into a temporary directory)")
 	flag.StringVar(&c.parts, "parts", "rates,stall,join,kill", "what to measure: rates, stall, join, kill (comma-separated)")
-	flag.IntVar(&c.rounds, "rounds", 3, "rounds of each part")
+	flag.IntVar(&c.rounds, "rounds", 5, "rounds of each part")
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "measured time of each rate run")
 	flag.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured load before each rate run")
 	flag.IntVar(&c.clients, "clients", 16, "concurrent clients of the PUT rate runs and of the stall part")

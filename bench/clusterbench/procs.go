@@ -169,6 +169,18 @@ func (n *node) stop() {
 	}
 }
 
+// stopAll stops nodes (nil ones skipped) at once: each may take a while
+// to finish the mailroom job it is on.
+func stopAll(nodes []*node) {
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if n != nil {
+			wg.Go(n.stop)
+		}
+	}
+	wg.Wait()
+}
+
 // debugURL finds the pprof listener the node opened on port 0: its
 // listening TCP port that is neither of the two it logged.
 func (n *node) debugURL() (string, error) {
