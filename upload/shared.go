@@ -38,6 +38,13 @@ type shared struct {
 	heldMu sync.Mutex
 	held   map[string]*pgxpool.Conn
 
+	// endSlots bounds the end_sessions holding a connection for their
+	// session's lock to half the pool: each needs one more connection at
+	// a time for its work, so with every connection held by a lock the
+	// ends would wait on each other for ever (16 at once on a pool of 8
+	// did). The others wait here, holding nothing.
+	endSlots chan struct{}
+
 	// deletes are the deletions of replaced blobs still running
 	// (deleteLater); slots bounds them
 	deletes sync.WaitGroup
@@ -81,6 +88,7 @@ func OpenShared(db *pgdb.DB, blobs blob.Store, opt Options) (*Store, error) {
 	}
 	s := &Store{opt: opt, m: newStoreMetrics(opt.Metrics), syncDir: func(string) error { return nil }}
 	s.pg, s.blobs, s.held, s.slots = db, blobs, map[string]*pgxpool.Conn{}, make(chan struct{}, maxDeletes)
+	s.endSlots = make(chan struct{}, max(1, int(db.Pool.Config().MaxConns)/2))
 	return s, nil
 }
 
@@ -127,14 +135,17 @@ func (s *Store) lockEnd(epid string) (cur Session, files []File, unlock func(), 
 		return cur, files, mu.Unlock, nil
 	}
 	ctx := context.Background()
+	s.endSlots <- struct{}{}
 	conn, err := s.pg.Pool.Acquire(ctx)
 	if err != nil {
+		<-s.endSlots
 		mu.Unlock()
 		return Session{}, nil, nil, err
 	}
 	fail := func(err error) (Session, []File, func(), error) {
 		conn.Conn().Close(ctx) // the lock, if taken, goes with the connection
 		conn.Release()
+		<-s.endSlots
 		mu.Unlock()
 		return Session{}, nil, nil, err
 	}
@@ -171,6 +182,7 @@ func (s *Store) lockEnd(epid string) (cur Session, files []File, unlock func(), 
 			conn.Conn().Close(ctx)
 		}
 		conn.Release()
+		<-s.endSlots
 		mu.Unlock()
 	}, nil
 }

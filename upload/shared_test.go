@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lodge-mail/lodge/blob"
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
 )
@@ -521,4 +523,39 @@ func testRoundTrips(t *testing.T, b backend) {
 	f("end_session again", 1, func() answer {
 		return w.do("GET", "/publicinterface/end_session.json?session_id="+epid, "ABC12345", nil)
 	}, 200)
+}
+
+// TestNodesManyEndsAtOnce: more end_sessions at once than the pool has
+// connections all finish. Each holds a connection for its session's lock
+// and needs another for its work: with every connection held by a lock
+// they waited on each other for ever (16 on a pool of 8, found by
+// bench/clusterbench).
+func TestNodesManyEndsAtOnce(t *testing.T) { forShared(t, testNodesManyEndsAtOnce) }
+
+func testNodesManyEndsAtOnce(t *testing.T, be backend) {
+	r := newRigOn(t, be)
+	n := 2 * int(r.s.pg.Pool.Config().MaxConns)
+	sessions := make([]Session, n)
+	for i := range sessions {
+		sessions[i] = r.session("doc.pdf", pdfPages(1), "m.json", meta("", melbourne))
+	}
+	var done atomic.Int32
+	errs := make(chan error, n)
+	for _, ss := range sessions {
+		go func() {
+			res, err := r.h.end(ss, "clerk")
+			if err == nil && res.Result != "ok" {
+				err = fmt.Errorf("end_session of %s: %+v", ss.EPID, res)
+			}
+			errs <- err
+			done.Add(1)
+		}()
+	}
+	testenv.WaitFor(t, func() bool { return int(done.Load()) == n },
+		func() string { return fmt.Sprintf("%d end_sessions at once to finish (%d did)", n, done.Load()) })
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
