@@ -11,6 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/lodge-mail/lodge/internal/testenv"
 	"github.com/lodge-mail/lodge/internal/testpg"
 )
 
@@ -22,19 +23,16 @@ import (
 // expire first), for at most a minute.
 func claimUntil(t *testing.T, s Store, kinds []string) Job {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		j, ok, err := s.Claim(kinds, t0)
+	var j Job
+	testenv.WaitFor(t, func() bool {
+		got, ok, err := s.Claim(kinds, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok {
-			return j
-		}
-		time.Sleep(5 * time.Millisecond) // a lease expiring: nothing to wake on
-	}
-	t.Fatal("no job claimed in a minute")
-	return Job{}
+		j = got
+		return ok
+	}, func() string { return "a job to claim (another node's lease expiring)" })
+	return j
 }
 
 func doneJob(s Store, j Job) error {
@@ -250,16 +248,13 @@ func TestPostgresExpiredLeaseNotTakenEnds(t *testing.T) {
 	if !ok {
 		t.Fatal("no claim")
 	}
-	deadline := time.Now().Add(time.Minute)
-	for expired := false; !expired; {
+	testenv.WaitFor(t, func() bool { // on the database's clock
+		var expired bool
 		if err := a.db.Pool.QueryRow(context.Background(), `SELECT lease_expires < now() FROM pipeline_jobs WHERE lease = $1`, int64(j.lease)).Scan(&expired); err != nil {
 			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lease did not expire in a minute")
-		}
-		time.Sleep(5 * time.Millisecond) // the database's clock: nothing to wake on
-	}
+		return expired
+	}, func() string { return "the lease to expire" })
 	if err := doneJob(a, j); err != nil {
 		t.Fatalf("done under an expired lease nobody took: %v", err)
 	}
@@ -316,10 +311,8 @@ func TestPostgresKilledNodeJobResumed(t *testing.T) {
 	ctxB, stopB := context.WithCancel(context.Background())
 	doneB := make(chan struct{})
 	go func() { rb.Run(ctxB); close(doneB) }()
-	deadline := time.Now().Add(time.Minute)
-	for completed.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond) // b's runner waits for the lease to expire
-	}
+	testenv.WaitFor(t, func() bool { return completed.Load() > 0 },
+		func() string { return "b's runner to do the job once a's lease expired" })
 	stopB()
 	<-doneB
 	close(release) // a's handler goes on, on a store that is gone
