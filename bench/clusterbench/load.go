@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lodge-mail/lodge/bench/internal/stats"
 	"github.com/lodge-mail/lodge/internal/testdoc"
 )
 
@@ -366,5 +367,5 @@ func percentile(xs []float64, p float64) float64 {
 	}
 	sort.Float64s(xs)
 	i := int(p / 100 * float64(len(xs)-1))
-	return round(xs[i], 2)
+	return stats.Round(xs[i], 2)
 }

@@ -131,11 +131,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/lodge-mail/lodge/bench/internal/stats"
 	"github.com/lodge-mail/lodge/internal/testpg"
 	"github.com/lodge-mail/lodge/internal/testref"
 	"github.com/lodge-mail/lodge/internal/tests3"
@@ -491,7 +491,7 @@ func (e *env) settle(ctx context.Context, nodes []*node, limit time.Duration) fl
 		}
 		prev = cur
 	}
-	return round(time.Since(t0).Seconds(), 1)
+	return stats.Round(time.Since(t0).Seconds(), 1)
 }
 
 // sleep waits d or until ctx ends.
@@ -502,29 +502,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func round(x float64, places int) float64 {
-	p := 1.0
-	for range places {
-		p *= 10
-	}
-	if x < 0 {
-		return -float64(int64(-x*p+0.5)) / p
-	}
-	return float64(int64(x*p+0.5)) / p
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return round((s[len(s)/2-1]+s[len(s)/2])/2, 3)
 }
 
 func maxOf(xs []float64) float64 {

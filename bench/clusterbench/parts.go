@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lodge-mail/lodge/bench/internal/stats"
 	"github.com/lodge-mail/lodge/blob"
 	"github.com/lodge-mail/lodge/pgdb"
 	"github.com/lodge-mail/lodge/pipeline"
@@ -138,14 +139,14 @@ func benchRates(ctx context.Context, e *env) (*ratesResult, error) {
 				run := by[s.name][r]
 				rates, cpus, p99s = append(rates, run.OpsPerS), append(cpus, run.CPUPerOp["total"]), append(p99s, run.P99ms)
 			}
-			sm.PerS[s.name], sm.CPUPerOp[s.name], sm.P99ms[s.name] = median(rates), median(cpus), median(p99s)
+			sm.PerS[s.name], sm.CPUPerOp[s.name], sm.P99ms[s.name] = stats.Median(rates), stats.Median(cpus), stats.Median(p99s)
 		}
 		for r := 1; r <= c.rounds; r++ {
 			a, b, cc := by["embedded"][r].OpsPerS, by["one_node"][r].OpsPerS, by["three_nodes"][r].OpsPerS
 			sm.OneVsEmbedded.Rounds = append(sm.OneVsEmbedded.Rounds, ratioOf(b, a))
 			sm.ThreeVsOne.Rounds = append(sm.ThreeVsOne.Rounds, ratioOf(cc, b))
 		}
-		sm.OneVsEmbedded.Median, sm.ThreeVsOne.Median = median(sm.OneVsEmbedded.Rounds), median(sm.ThreeVsOne.Rounds)
+		sm.OneVsEmbedded.Median, sm.ThreeVsOne.Median = stats.Median(sm.OneVsEmbedded.Rounds), stats.Median(sm.ThreeVsOne.Rounds)
 	}
 	return res, nil
 }
@@ -154,7 +155,7 @@ func ratioOf(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
-	return round(a/b, 3)
+	return stats.Round(a/b, 3)
 }
 
 // rateOnce is one measured run of workload wl on setup s.
@@ -217,8 +218,8 @@ func rateOnce(ctx context.Context, e *env, s *setup, all []*node, wl workload, r
 			run.ProfError = err.Error()
 		}
 	}
-	run.Ops, run.Seconds = n1-n0, round(el.Seconds(), 3)
-	run.OpsPerS = round(float64(run.Ops)/el.Seconds(), 1)
+	run.Ops, run.Seconds = n1-n0, stats.Round(el.Seconds(), 3)
+	run.OpsPerS = stats.Round(float64(run.Ops)/el.Seconds(), 1)
 	lat := g.latPut
 	if wl == wlEnd {
 		lat = g.latEnd
@@ -228,23 +229,23 @@ func rateOnce(ctx context.Context, e *env, s *setup, all []*node, wl workload, r
 		run.Requests[t.name] = t.ok.Load()
 	}
 	run.Failures, run.Oddities, run.Notes = g.failures.Load(), g.oddities.Load(), g.failureNotes()
-	run.CPUs = map[string]float64{"lodge": round(l1-l0, 2), "postgres": round(pg1-pg0, 2), "versitygw": round(s31-s30, 2), "load_generator": round(self1-self0, 2)}
+	run.CPUs = map[string]float64{"lodge": stats.Round(l1-l0, 2), "postgres": stats.Round(pg1-pg0, 2), "versitygw": stats.Round(s31-s30, 2), "load_generator": stats.Round(self1-self0, 2)}
 	run.CPUPerOp = map[string]float64{}
 	total := 0.0
 	for k, v := range run.CPUs {
 		total += v
 		if run.Ops > 0 {
-			run.CPUPerOp[k] = round(v*1000/float64(run.Ops), 3)
+			run.CPUPerOp[k] = stats.Round(v*1000/float64(run.Ops), 3)
 		}
 	}
 	// included in lodge's, not added to the total
 	children := max(0, ch1-ch0) // the two reads of a snapshot are not at one instant
-	run.CPUs["lodge_child_processes"] = round(children, 2)
+	run.CPUs["lodge_child_processes"] = stats.Round(children, 2)
 	if run.Ops > 0 {
-		run.CPUPerOp["lodge_child_processes"] = round(children*1000/float64(run.Ops), 3)
+		run.CPUPerOp["lodge_child_processes"] = stats.Round(children*1000/float64(run.Ops), 3)
 	}
 	if run.Ops > 0 {
-		run.CPUPerOp["total"] = round(total*1000/float64(run.Ops), 3)
+		run.CPUPerOp["total"] = stats.Round(total*1000/float64(run.Ops), 3)
 	}
 	return run, nil
 }
@@ -427,7 +428,7 @@ func benchJoin(ctx context.Context, e *env) (*joinResult, error) {
 		answers, jobs = append(answers, a), append(jobs, j)
 	}
 	res.FirstAnswerMaxS, res.FirstJobMaxS = maxOf(answers), maxOf(jobs)
-	res.FirstAnswerMedS, res.FirstJobMedS = median(answers), median(jobs)
+	res.FirstAnswerMedS, res.FirstJobMedS = stats.Median(answers), stats.Median(jobs)
 	return res, nil
 }
 
@@ -451,7 +452,7 @@ func joinOnce(ctx context.Context, e *env, base []*node, db *pgdb.DB, dbURL, buc
 		return run, err
 	}
 	defer n.stop()
-	since := func(t time.Time) float64 { return round(t.Sub(n.exec).Seconds(), 3) }
+	since := func(t time.Time) float64 { return stats.Round(t.Sub(n.exec).Seconds(), 3) }
 	tj := &target{name: name}
 	// the load balancer's health check: /readyz every 10 ms once it
 	// listens; in service at the first 200 (its time in readyAt)
@@ -540,7 +541,7 @@ func joinOnce(ctx context.Context, e *env, base []*node, db *pgdb.DB, dbURL, buc
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return run, err
 	}
-	run.SteadyEndsPS = round(float64(g.ends.Load()-e0)/time.Since(t0).Seconds(), 1)
+	run.SteadyEndsPS = stats.Round(float64(g.ends.Load()-e0)/time.Since(t0).Seconds(), 1)
 	run.LoadAvg = loadAvg()
 	g.stop()
 	for _, t := range append(ts, tj) {
@@ -652,7 +653,7 @@ func benchKill(ctx context.Context, e *env) (*killResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("restarting %s: %w", victim.name, err)
 		}
-		run.RestartS = round(n.readyAt.Sub(n.exec).Seconds(), 3)
+		run.RestartS = stats.Round(n.readyAt.Sub(n.exec).Seconds(), 3)
 		nodes[vi] = n
 		logf("kill round %d: %s killed with %d requests in flight to it; failed %d (on it %d, on others %d), unexpected %d; others answered %v after; %.1f -> %.1f end_session/s; %d files and %d mailings checked, %d problems; restarted in %.2f s",
 			r, run.Killed, run.InFlight, run.Failed, run.FailedOnKilled, run.FailedOthers, run.Oddities, run.AnsweredAfter,
@@ -701,14 +702,14 @@ func killOnce(ctx context.Context, e *env, nodes []*node, vi int, key string, ac
 	}
 	failedBefore, oddBefore := g.failures.Load(), g.oddities.Load()
 	endsKill, tKill := g.ends.Load(), time.Now()
-	run.EndsPerSBefore = round(float64(endsKill)/tKill.Sub(t0).Seconds(), 1)
+	run.EndsPerSBefore = stats.Round(float64(endsKill)/tKill.Sub(t0).Seconds(), 1)
 	tv := ts[vi]
 	failedVictimBefore := tv.failed.Load()
 	run.InFlight = rot.removeAndKill(tv, victim.kill)
 	if err := sleep(ctx, c.afterKill); err != nil {
 		return run, err
 	}
-	run.EndsPerSAfter = round(float64(g.ends.Load()-endsKill)/time.Since(tKill).Seconds(), 1)
+	run.EndsPerSAfter = stats.Round(float64(g.ends.Load()-endsKill)/time.Since(tKill).Seconds(), 1)
 	run.LoadAvg = loadAvg()
 	g.stop()
 	<-victim.done

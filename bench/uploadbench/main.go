@@ -112,13 +112,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/lodge-mail/lodge/bench/internal/stats"
 	"github.com/lodge-mail/lodge/internal/testref"
 )
 
@@ -755,7 +755,7 @@ func benchPut(ctx context.Context, c config, cl *client, lg, bl *server) (*putRe
 			}
 			sm.LodgeMBps = append(sm.LodgeMBps, mbps[0])
 			sm.BaselineMBps = append(sm.BaselineMBps, mbps[1])
-			sm.Ratios = append(sm.Ratios, round(mbps[0]/mbps[1], 3))
+			sm.Ratios = append(sm.Ratios, stats.Round(mbps[0]/mbps[1], 3))
 		}
 	}
 	for _, pr := range res.Runs {
@@ -765,7 +765,7 @@ func benchPut(ctx context.Context, c config, cl *client, lg, bl *server) (*putRe
 		}
 	}
 	for _, sm := range res.Summary {
-		sm.LodgeMedian, sm.BaselineMedian, sm.RatioMedian = median(sm.LodgeMBps), median(sm.BaselineMBps), median(sm.Ratios)
+		sm.LodgeMedian, sm.BaselineMedian, sm.RatioMedian = stats.Median(sm.LodgeMBps), stats.Median(sm.BaselineMBps), stats.Median(sm.Ratios)
 	}
 	return res, nil
 }
@@ -798,9 +798,9 @@ func putOnce(ctx context.Context, cl *client, s *server, url, key string, size i
 	}
 	peak = max(peak, hwm, after)
 	return putRun{
-		Seconds: round(el.Seconds(), 3), MBps: round(float64(size)/1e6/el.Seconds(), 1),
-		RSSBeforeMB: round(before, 1), RSSPeakMB: round(peak, 1), RSSHWMMB: round(hwm, 1), RSSAfterMB: round(after, 1),
-		GrowthMB: round(peak-before, 1), Samples: n, CPUSeconds: round(cpu, 2),
+		Seconds: stats.Round(el.Seconds(), 3), MBps: stats.Round(float64(size)/1e6/el.Seconds(), 1),
+		RSSBeforeMB: stats.Round(before, 1), RSSPeakMB: stats.Round(peak, 1), RSSHWMMB: stats.Round(hwm, 1), RSSAfterMB: stats.Round(after, 1),
+		GrowthMB: stats.Round(peak-before, 1), Samples: n, CPUSeconds: stats.Round(cpu, 2),
 	}, nil
 }
 
@@ -967,7 +967,7 @@ func benchStatement(ctx context.Context, c config, cl *client, lg *server) (*stm
 		}{{"statements.pdf", pdf, &sr.PutPDFS}, {"statements.json", meta, &sr.PutMetaS}} {
 			t0 := time.Now()
 			code, b, err := cl.do(ctx, "PUT", lg.plainURL+"/direct_upload/"+epid+"/"+f.name, lg.key, bytes.NewReader(f.body), int64(len(f.body)))
-			*f.secs = round(time.Since(t0).Seconds(), 3)
+			*f.secs = stats.Round(time.Since(t0).Seconds(), 3)
 			if err != nil {
 				return nil, err
 			}
@@ -989,7 +989,7 @@ func benchStatement(ctx context.Context, c config, cl *client, lg *server) (*stm
 		if err := json.Unmarshal(b, &er); err != nil || code != 200 || er.Result != "ok" {
 			return nil, fmt.Errorf("end_session: %d %.2000s", code, b)
 		}
-		sr.EndSeconds, sr.HTTPStatus, sr.Result, sr.Status = round(el.Seconds(), 3), code, er.Result, er.Status
+		sr.EndSeconds, sr.HTTPStatus, sr.Result, sr.Status = stats.Round(el.Seconds(), 3), code, er.Result, er.Status
 		sr.LodgedAfterS, sr.LastLetter = waitLodged(ctx, cl, lg, lastRef, 2*time.Minute)
 		if prof != nil {
 			if err := prof(); err != nil {
@@ -1001,7 +1001,7 @@ func benchStatement(ctx context.Context, c config, cl *client, lg *server) (*stm
 		res.Runs = append(res.Runs, sr)
 		res.EndSeconds = append(res.EndSeconds, sr.EndSeconds)
 	}
-	res.EndMedian, res.EndMax = median(res.EndSeconds), maxOf(res.EndSeconds)
+	res.EndMedian, res.EndMax = stats.Median(res.EndSeconds), maxOf(res.EndSeconds)
 	return res, nil
 }
 
@@ -1025,7 +1025,7 @@ func waitLodged(ctx context.Context, cl *client, lg *server, ref string, limit t
 			if len(out.Result.Letters) > 0 {
 				status = out.Result.Letters[0].Status
 				if status != "Received" {
-					return round(time.Since(t0).Seconds(), 3), status
+					return stats.Round(time.Since(t0).Seconds(), 3), status
 				}
 			}
 		}
@@ -1038,29 +1038,6 @@ func waitLodged(ctx context.Context, cl *client, lg *server, ref string, limit t
 }
 
 // ---------------------------------------------------------------------------
-
-func round(x float64, places int) float64 {
-	p := 1.0
-	for i := 0; i < places; i++ {
-		p *= 10
-	}
-	if x < 0 {
-		return -float64(int64(-x*p+0.5)) / p
-	}
-	return float64(int64(x*p+0.5)) / p
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return round((s[len(s)/2-1]+s[len(s)/2])/2, 3)
-}
 
 func minOf(xs []float64) float64 {
 	if len(xs) == 0 {
