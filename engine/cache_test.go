@@ -118,3 +118,58 @@ func TestStepAside(t *testing.T) {
 	}
 	f(other[2], true)
 }
+
+// TestHotFront: keys that share a slot of the hot table each get their
+// own verdict, whichever was stored last, and a verdict found there is a
+// hit like one found in ristretto.
+func TestHotFront(t *testing.T) {
+	f := func(entries int64, want int) {
+		t.Helper()
+		if got := hotSlots(entries); got != want {
+			t.Errorf("hotSlots(%d) = %d, want %d", entries, got, want)
+		}
+	}
+	f(1, 64)
+	f(512, 64)
+	f(1000, 128)
+	f(500_000, 65536)
+	f(1<<40, 65536)
+
+	v, err := newVerdictCache(100) // 64 hot slots: 200 keys share them
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	verdict := func(i int) Result {
+		return Result{Status: Status(i % 4), Nation: fmt.Sprint("N", i), Message: fmt.Sprint("key ", i)}
+	}
+	key := func(i int) []byte { return []byte(fmt.Sprintf("KEY %d\n", i)) }
+	for round := range 3 {
+		for i := range 200 {
+			l, r, ok := v.get(key(i))
+			if ok && r != verdict(i) {
+				t.Fatalf("round %d: key %d got %+v, want %+v", round, i, r, verdict(i))
+			}
+			if !ok {
+				v.set(l, key(i), verdict(i))
+			}
+		}
+	}
+	hits, _ := v.stats()
+	if hits == 0 {
+		t.Error("no hits in three rounds of the same keys")
+	}
+	// a key just found is in its hot slot: found again with ristretto
+	// emptied
+	for i := range 200 {
+		if _, _, ok := v.get(key(i)); !ok {
+			continue
+		}
+		v.c.Clear()
+		if _, r, ok := v.get(key(i)); !ok || r != verdict(i) {
+			t.Errorf("key %d, ristretto emptied: %+v, %v", i, r, ok)
+		}
+		return
+	}
+	t.Error("no key found")
+}

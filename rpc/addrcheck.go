@@ -238,6 +238,12 @@ func (s *Server) judge(dst, v []byte, st *state, detail bool) ([]byte, string) {
 	default:
 		return dst, "must be a string or an array of strings"
 	}
+	return s.appendResult(dst, v, r, detail), ""
+}
+
+// appendResult counts the verdict r on the address value v and appends
+// its result object.
+func (s *Server) appendResult(dst, v []byte, r engine.Result, detail bool) []byte {
 	s.addresses.Inc()
 	if int(r.Status) < len(s.verdicts) && s.verdicts[r.Status] != nil {
 		s.verdicts[r.Status].Inc()
@@ -259,5 +265,5 @@ func (s *Server) judge(dst, v []byte, st *state, detail bool) ([]byte, string) {
 			dst = append(dst, "null"...)
 		}
 	}
-	return append(dst, '}'), ""
+	return append(dst, '}')
 }
