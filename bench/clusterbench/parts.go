@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,9 @@ type rateSummary struct {
 	P99ms         map[string]float64 `json:"median_p99_ms"`           // by setup
 	OneVsEmbedded ratio              `json:"one_node_vs_embedded"`    // target >= 0.5
 	ThreeVsOne    ratio              `json:"three_nodes_vs_one_node"` // target >= 0.9
+	// three nodes each scheduling on every core (Go's default GOMAXPROCS):
+	// reported, not judged
+	ThreeAllCoresVsOne ratio `json:"three_nodes_all_cores_vs_one_node"`
 }
 
 type ratesResult struct {
@@ -87,14 +91,20 @@ func benchRates(ctx context.Context, e *env) (*ratesResult, error) {
 	all = append(all, emb...)
 	setups = append(setups, &setup{name: "embedded", nodes: emb})
 	for _, s := range []struct {
-		name string
-		n    int
-	}{{"one_node", 1}, {"three_nodes", 3}} {
+		name   string
+		n      int
+		env    []string
+		prefix string
+	}{
+		{"one_node", 1, nil, "one-"},
+		{"three_nodes", 3, []string{fmt.Sprintf("GOMAXPROCS=%d", splitProcs(runtime.NumCPU(), 3))}, "three-"},
+		{"three_nodes_all_cores", 3, nil, "threeall-"},
+	} {
 		dbURL, bucket, err := e.newShared()
 		if err != nil {
 			return nil, err
 		}
-		ns, err := e.startNodes(ctx, strings.TrimSuffix(s.name, "_nodes")+"-", s.n, dbURL, bucket)
+		ns, err := e.startNodesEnv(ctx, s.prefix, s.n, s.env, dbURL, bucket)
 		if err != nil {
 			return nil, err
 		}
@@ -142,14 +152,20 @@ func benchRates(ctx context.Context, e *env) (*ratesResult, error) {
 			sm.PerS[s.name], sm.CPUPerOp[s.name], sm.P99ms[s.name] = stats.Median(rates), stats.Median(cpus), stats.Median(p99s)
 		}
 		for r := 1; r <= c.rounds; r++ {
-			a, b, cc := by["embedded"][r].OpsPerS, by["one_node"][r].OpsPerS, by["three_nodes"][r].OpsPerS
+			a, b, cc, d := by["embedded"][r].OpsPerS, by["one_node"][r].OpsPerS, by["three_nodes"][r].OpsPerS, by["three_nodes_all_cores"][r].OpsPerS
 			sm.OneVsEmbedded.Rounds = append(sm.OneVsEmbedded.Rounds, ratioOf(b, a))
 			sm.ThreeVsOne.Rounds = append(sm.ThreeVsOne.Rounds, ratioOf(cc, b))
+			sm.ThreeAllCoresVsOne.Rounds = append(sm.ThreeAllCoresVsOne.Rounds, ratioOf(d, b))
 		}
 		sm.OneVsEmbedded.Median, sm.ThreeVsOne.Median = stats.Median(sm.OneVsEmbedded.Rounds), stats.Median(sm.ThreeVsOne.Rounds)
+		sm.ThreeAllCoresVsOne.Median = stats.Median(sm.ThreeAllCoresVsOne.Rounds)
 	}
 	return res, nil
 }
+
+// splitProcs is the GOMAXPROCS of each of n nodes sharing cpus cores: the
+// cores split between them as between machines, at least one each.
+func splitProcs(cpus, n int) int { return max(1, cpus/n) }
 
 func ratioOf(a, b float64) float64 {
 	if b == 0 {
