@@ -108,6 +108,35 @@ func TestS3SHA1AndPrefix(t *testing.T) {
 	}
 }
 
+// A single PUT carries the SHA-1 as x-amz-checksum-sha1, and the server
+// checks it: a body that is not what the SHA-1 says is refused, nothing
+// stored. (The payload itself is not signed: this check is what stands in
+// for the streaming signature's SHA-256.)
+func TestS3PutChecksumVerified(t *testing.T) {
+	s := newTestS3(t, tests3.NewBucket(t), t.TempDir(), nil)
+	ctx := context.Background()
+	body := data(7, 64<<10)
+	if _, err := s.putOne(ctx, s.okey("good"), body, sha1hex(body)); err != nil {
+		t.Fatalf("the right SHA-1: %v", err)
+	}
+	f := func(name string, sent []byte, sum string) {
+		t.Helper()
+		_, err := s.putOne(ctx, s.okey(name), sent, sum)
+		var er minio.ErrorResponse
+		if !errors.As(err, &er) || er.Code != "BadDigest" {
+			t.Errorf("%s: %v, want the server's BadDigest", name, err)
+		}
+		if _, err := s.Stat(ctx, name); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: stored anyway (%v)", name, err)
+		}
+	}
+	flipped := bytes.Clone(body)
+	flipped[len(flipped)/2] ^= 1
+	f("one-bit", flipped, sha1hex(body))
+	f("cut-short", body[:len(body)-1], sha1hex(body))
+	f("other-sum", body, sha1hex([]byte("something else")))
+}
+
 // LocalPath's copy is the object's bytes; a copy written to, cut short,
 // or of an object replaced or deleted through another node is not used.
 func TestS3LocalPathCache(t *testing.T) {

@@ -322,6 +322,17 @@ func (s *Server) Restart() error {
 	return s.start()
 }
 
+// PID is the process ID of the server's last start (0 before one), for
+// measuring its CPU.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Down stops the server (SIGKILL, as a crash would): every request fails
 // until Up.
 func (s *Server) Down() { s.stop(syscall.SIGKILL) }
