@@ -144,15 +144,18 @@ func TestSettingsImport(t *testing.T) {
 	url := testpg.NewDatabase(t)
 	dataDir := t.TempDir()
 	d := datafiles.Dir(dataDir)
-	for name, body := range map[string]string{
-		"accounts/ABC12345.json":         `{"cancel_window":"90m"}`,
-		"accounts/ABC12345.json.tmp":     `{"cancel_wi`,
-		"accounts/BAD00001.json":         `{"cancel_window":"soon"}`,
-		"prices.json":                    `{}`,
-		"profiles/ABC12345/default.json": `{"title":"Default run"}`,
-		"profiles/ABC12345/notes.txt":    `not a profile`,
+	// in this order: Write goes through NAME.tmp, so the leftover of an
+	// interrupted write is made after the file it would have replaced
+	// (a map's order once wrote it first, and the next Write renamed it)
+	for _, f := range []struct{ name, body string }{
+		{"accounts/ABC12345.json", `{"cancel_window":"90m"}`},
+		{"accounts/ABC12345.json.tmp", `{"cancel_wi`},
+		{"accounts/BAD00001.json", `{"cancel_window":"soon"}`},
+		{"prices.json", `{}`},
+		{"profiles/ABC12345/default.json", `{"title":"Default run"}`},
+		{"profiles/ABC12345/notes.txt", `not a profile`},
 	} {
-		if err := d.Write(name, []byte(body), 0o640); err != nil {
+		if err := d.Write(f.name, []byte(f.body), 0o640); err != nil {
 			t.Fatal(err)
 		}
 	}
