@@ -177,7 +177,11 @@ func (s *Server) start() error {
 		return err
 	}
 	s.mu.Lock()
-	args := []string{"--port", s.sock, "--access", s.access, "--secret", s.secret, "--quiet"}
+	args := []string{"--port", s.sock, "--access", s.access, "--secret", s.secret, "--quiet",
+		// versitygw closes every connection after one request unless told
+		// (a new connection a PUT: socket, connect, accept and close on
+		// both sides); a deployment enables it too (docs/scale-out.md)
+		"--keep-alive"}
 	if s.readOnly {
 		args = append(args, "--readonly")
 	}
