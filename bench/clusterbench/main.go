@@ -32,12 +32,14 @@
 // ends on another), each node with GOMAXPROCS set to its share of the
 // cores (at least 1: 1 each on 2 cores), as if each had a machine of its
 // own; (d) "three_nodes_all_cores", the same with Go's default, each
-// node's scheduler on every core. Three nodes sharing two cores each
-// with two Ps spend more CPU an operation on waking and switching (in
-// the first measurements lodge's own CPU a PUT rose from 0.37 to 0.49
-// ms, futex and syscalls most of it), a cost of putting three processes
-// on one small machine, not of sharing state: (c) is judged, (d) is
-// reported beside it. Two workloads:
+// node's scheduler on every core. Three nodes on two cores spend more
+// CPU an operation than one (lodge's own CPU a PUT rose from 0.37 to
+// 0.49 ms when this was written, futex and syscalls most of it, and
+// PostgreSQL's and versitygw's rose too): some of it is the cost of
+// crowding three processes onto one small machine, not of sharing
+// state, so (c) is judged and (d) reported beside it. Measured so far,
+// (c) spent 5-10% less of lodge's CPU a PUT than (d), and the two
+// setups' rates differed less than the rounds did. Two workloads:
 //
 //   - put, -clients clients (16): each opens a session and PUTs
 //     -per-session PDFs of -pdf-bytes (64 KiB) under distinct names, then
