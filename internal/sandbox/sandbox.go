@@ -33,6 +33,13 @@ type Limits struct {
 	Memory   int64         // address space, default 1 GiB
 	FileSize int64         // any file written, default 2 GiB
 	Output   int           // stdout kept, default 64 MiB (stderr: 64 KiB)
+	// CPU is the processor time the child may use, in whole seconds
+	// (default Timeout plus 1 s, rounded down). Past it the kernel sends
+	// SIGXCPU, an ErrTimeout; SIGKILL only a second later, should the
+	// child survive that. (With both at once, a child whose wall clock
+	// ran late on a loaded machine was killed by SIGKILL and reported as
+	// ErrLimit, a memory or file limit.)
+	CPU time.Duration
 	// Env adds variables (KEY=value) to the child's environment.
 	Env []string
 	// Stdin is the child's standard input (nil: none). An *os.File is
@@ -54,6 +61,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Output <= 0 {
 		l.Output = 64 << 20
+	}
+	if l.CPU < time.Second {
+		l.CPU = l.Timeout + time.Second
 	}
 	return l
 }
@@ -97,10 +107,10 @@ func Run(ctx context.Context, lim Limits, dir, name string, args ...string) ([]b
 	if err != nil {
 		return nil, fmt.Errorf("prlimit (util-linux) %w", ErrMissing)
 	}
-	cpu := int64(lim.Timeout/time.Second) + 1
+	cpu := int64(lim.CPU / time.Second)
 	full := append([]string{
 		"--as=" + strconv.FormatInt(lim.Memory, 10),
-		"--cpu=" + strconv.FormatInt(cpu, 10),
+		"--cpu=" + strconv.FormatInt(cpu, 10) + ":" + strconv.FormatInt(cpu+1, 10), // soft (SIGXCPU):hard (SIGKILL)
 		"--fsize=" + strconv.FormatInt(lim.FileSize, 10),
 		"--nofile=256",
 		"--core=0",

@@ -31,6 +31,9 @@ func TestRun(t *testing.T) {
 	f("exit status", Limits{}, "echo first >&2; echo broken file >&2; exit 3", ErrFailed, "broken file")
 	f("wall clock", Limits{Timeout: 300 * time.Millisecond}, "sleep 30", ErrTimeout, "more than 300ms")
 	f("a child of the child dies too", Limits{Timeout: 300 * time.Millisecond}, "sleep 30 & wait", ErrTimeout, "more than")
+	// the CPU limit is a time limit too, however late the wall clock runs:
+	// SIGXCPU before SIGKILL
+	f("CPU time", Limits{Timeout: time.Hour, CPU: time.Second}, "while :; do :; done", ErrTimeout, "more than 1 s of CPU")
 	f("file size", Limits{FileSize: 4096}, "exec head -c 100000 /dev/zero > big", ErrLimit, "killed by")
 	f("memory", Limits{Memory: 64 << 20}, "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}", ErrLimit, "")
 	if _, err := Run(ctx, Limits{}, dir, "no-such-program-here"); !errors.Is(err, ErrMissing) {
