@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lodge-mail/lodge/bench/internal/cpuprofile"
 )
 
 // node is a running lodge serve.
@@ -234,30 +235,11 @@ func listeningPorts(pid int) ([]string, error) {
 // profile takes a CPU profile of the node for secs seconds in the
 // background and saves it to path; the returned func waits for it.
 func (n *node) profile(ctx context.Context, secs int, path string) func() error {
-	errc := make(chan error, 1)
-	go func() {
-		base, err := n.debugURL()
-		if err != nil {
-			errc <- err
-			return
-		}
-		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs), nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != 200 {
-			err = fmt.Errorf("pprof: %d %s", resp.StatusCode, b)
-		}
-		if err == nil {
-			err = os.WriteFile(path, b, 0o644)
-		}
-		errc <- err
-	}()
-	return func() error { return <-errc }
+	base, err := n.debugURL()
+	if err != nil {
+		return func() error { return err }
+	}
+	return cpuprofile.Start(ctx, base, secs, path)
 }
 
 // ---------------------------------------------------------------------------

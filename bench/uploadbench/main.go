@@ -118,6 +118,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lodge-mail/lodge/bench/internal/cpuprofile"
 	"github.com/lodge-mail/lodge/bench/internal/stats"
 	"github.com/lodge-mail/lodge/internal/testref"
 )
@@ -828,26 +829,9 @@ func cpuSeconds(pid int) float64 {
 // profile starts a 10 s CPU profile of lodge; the returned func waits for
 // it and saves it.
 func profile(ctx context.Context, lg *server, path string) func() error {
-	errc := make(chan error, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, "GET", lg.debugURL+"/debug/pprof/profile?seconds=10", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != 200 {
-			err = fmt.Errorf("pprof: %d %s", resp.StatusCode, b)
-		}
-		if err == nil {
-			err = os.WriteFile(path, b, 0o644)
-		}
-		errc <- err
-	}()
+	wait := cpuprofile.Start(ctx, lg.debugURL, 10, path)
 	time.Sleep(50 * time.Millisecond)
-	return func() error { return <-errc }
+	return wait
 }
 
 // ---------------------------------------------------------------------------
