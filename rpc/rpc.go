@@ -220,6 +220,7 @@ func (s *Server) handle(dst, body []byte, p Principal, w io.Writer) (out []byte,
 		}
 		st.w, st.err = nil, nil
 		if cap(st.buf) <= 1<<20 && cap(st.lines) <= 4096 {
+			clear(st.lines) // the fast path's lines view body: let go of it
 			st.lines = st.lines[:0]
 			s.pool.Put(st)
 		}
