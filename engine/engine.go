@@ -385,6 +385,9 @@ func (e *Engine) countryEndsLine(s *scratch, c int) (int, bool) {
 		}
 	}
 	for i := lo + 1; i < hi; i++ {
+		if i == hi-1 && string(s.word(i)) == "ISLAND" {
+			break // Iceland's own name (ISLAND) is the English word that ends "REUNION ISLAND"
+		}
 		s.akey = s.akey[:0]
 		for k := i; k < hi; k++ {
 			if k > i {

@@ -354,9 +354,87 @@ func (r *Reference) indexCountries() {
 // names the reference was built with (English names, codes and aliases
 // first, withdrawn countries last), then by the names of every language
 // and the variants of package data, which are never an Australian
-// locality's name. "THE BAHAMAS" reads as BAHAMAS. aus reports a name of
-// Australia itself.
+// locality's name. "THE BAHAMAS" reads as BAHAMAS. A name inverted at a
+// comma the way lists sort them, its article or title after the name
+// ("BAHAMAS, THE", "CONGO, DEMOCRATIC REPUBLIC OF THE", "SUDAN, SOUTH"),
+// reads as written the other way round; "&" reads as AND, "IS" as
+// ISLANDS and dotted initials as one word ("ST PIERRE & MIQUELON",
+// "COOK IS", "P.R.C."). aus reports a name of Australia itself.
 func (r *Reference) countryOf(key []byte) (ci int, aus, ok bool) {
+	if ci, aus, ok = r.countryInverted(key); ok || len(key) == 0 || (key[len(key)-1] >= '0' && key[len(key)-1] <= '9') {
+		return ci, aus, ok
+	}
+	var buf [128]byte
+	if alt, changed := countryAltForm(buf[:0], key); changed {
+		return r.countryInverted(alt)
+	}
+	return 0, false, false
+}
+
+// countryInverted is countryOf for a name as written or inverted at a
+// comma.
+func (r *Reference) countryInverted(key []byte) (ci int, aus, ok bool) {
+	if ci, aus, ok = r.countryByName(key); ok {
+		return ci, aus, ok
+	}
+	last := key[bytes.LastIndexByte(key, ' ')+1:]
+	switch string(last) {
+	case "THE", "OF", "NORTH", "SOUTH", "EAST", "WEST", "WESTERN":
+	default:
+		return 0, false, false
+	}
+	// the title moved back before the name: every split, the shortest
+	// name first
+	var buf [128]byte
+	for i := 0; i < len(key); i++ {
+		if key[i] != ' ' {
+			continue
+		}
+		b := append(append(append(buf[:0], key[i+1:]...), ' '), key[:i]...)
+		if ci, aus, ok = r.countryByName(b); ok {
+			return ci, aus, ok
+		}
+	}
+	return 0, false, false
+}
+
+// countryAltForm appends to dst the key with the shorthand of country
+// names written out: "&" as AND, "IS", "ISL" and "ISLDS" as ISLANDS, a run
+// of single letters as one word ("P R C" for P.R.C.); changed reports a
+// difference.
+func countryAltForm(dst, key []byte) (_ []byte, changed bool) {
+	single := func(w []byte) bool { return len(w) == 1 && w[0] >= 'A' && w[0] <= 'Z' }
+	prevSingle := false
+	for i := 0; i < len(key); {
+		j := i
+		for j < len(key) && key[j] != ' ' {
+			j++
+		}
+		w := key[i:j]
+		i = j + 1
+		if prevSingle && single(w) {
+			dst = append(dst, w...) // joined to the letter before
+			changed = true
+			continue
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ' ')
+		}
+		prevSingle = single(w)
+		switch string(w) {
+		case "&":
+			dst, changed = append(dst, "AND"...), true
+		case "IS", "ISL", "ISLDS":
+			dst, changed = append(dst, "ISLANDS"...), true
+		default:
+			dst = append(dst, w...)
+		}
+	}
+	return dst, changed
+}
+
+// countryByName is countryOf for a name in its written order.
+func (r *Reference) countryByName(key []byte) (ci int, aus, ok bool) {
 	for range 2 {
 		if r.australia[string(key)] {
 			return 0, true, true
