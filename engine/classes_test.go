@@ -428,6 +428,35 @@ func TestClassMessagesThatMislead(t *testing.T) {
 	f(m, "", "Jo Citizen", "NSW 2000", "12 George St Sydney")
 	f(u, "", "Jo Citizen", "Acme Pty Ltd", "2000 NSW 12 George St Sydny")
 	f(inv, "postcode 2000 is in NSW, not VIC", "Jo Citizen", "Acme Pty Ltd", "2000 VIC 12 George St Sydney")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "4000 QLD Level 12 300 Adelaide St Brisbane City")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "QLD 4000 Unit 2 300 Adelaide St Brisbane City")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "3141 VIC 1/12 Chapel St South Yarra")
+	f(m, "", "Jo Citizen", "4059 QLD", "22 Zig Zag St", "Red Hill")
+	// the state first and no postcode: the number after the state is the
+	// street's (before: "postcode 12 is not 4 digits", "unexpected text
+	// after the postcode: SYDNEY is not a country")
+	f(inv, "no postcode", "Jo Citizen", "Acme Pty Ltd", "NSW 12 George St Sydney")
+	f(inv, "no postcode", "Jo Citizen", "Acme Pty Ltd", "VIC 1 Jones St Melbourne")
+	f(inv, "no postcode", "Jo Citizen", "Acme Pty Ltd", "Queensland 22 Zig Zag St Red Hill")
+	f(inv, "no state and postcode", "Jo Citizen", "NSW 12 George St", "Sydney")
+	f(inv, "no state and postcode", "Jo Citizen", "VIC 10 Jones St", "Melbourne")
+	// a number alone after the state, or ending the line, is still read
+	// as a mistyped postcode
+	vf(inv, "AUS", "postcode 12 is not 4 digits", "Jo Citizen", "Acme Pty Ltd", "12 Jones St Melbourne VIC 12")
+	vf(inv, "AUS", "postcode 300 is not 4 digits", "Jo Citizen", "10 Jones St", "Melbourne VIC 300")
+	// a leading zero is offered only where it gives a postcode of the
+	// state written (before: "did you mean 0200?" for NSW; 0200 is ACT's)
+	vf(inv, "AUS", "did you mean 0800?", "Jo Citizen", "1 Mitchell St", "Darwin City NT 800")
+	vf(inv, "AUS", "did you mean 0200?", "Jo Citizen", "Australian National University", "Acton ACT 200")
+	for _, lines := range [][]string{
+		{"Jo Citizen", "1 Main St", "Sydney NSW 200"},
+		{"Jo Citizen", "1 Main St", "Perth WA 800"},
+		{"Jo Citizen", "1 Main St", "Hobart TAS 872"},
+	} {
+		if r := e.Check(lines, false); r.Status != engine.StatusInvalid || strings.Contains(r.Message, "did you mean") {
+			t.Errorf("%q: %s %q, want invalid and no postcode of another state offered", lines, r.Status, r.Message)
+		}
+	}
 	// ... on lines of their own above the street and locality: read so
 	// (TestClassStateAndPostcodeAboveStreet); the street below the
 	// locality is said to be there
@@ -1115,4 +1144,120 @@ func TestClassStateAndPostcodeAboveStreet(t *testing.T) {
 	if !slices.Equal(d.Recipients, []string{"JO CITIZEN"}) || d.State != "NSW" || d.Postcode != "2000" || d.NumberFirst != "12" {
 		t.Errorf("NSW 2000 / 12 George St Sydney: detail %+v", d)
 	}
+}
+
+// classStreetListEngine builds an engine whose reference holds the given
+// real localities with a complete street level of streets alone, without
+// address points, as Brisbane's open street list gives them (name, type
+// as the list writes it, "NA" for none; locality, state, postcode).
+func classStreetListEngine(t *testing.T, streets [][5]string) *engine.Engine {
+	t.Helper()
+	rb := engine.NewReferenceBuilder()
+	sb := engine.NewStreetsBuilder()
+	seen := map[string]bool{}
+	for _, r := range streets {
+		name, typ, locality, state, postcode := r[0], r[1], r[2], r[3], r[4]
+		st, _ := engine.StateByAbbr(state)
+		pc, _ := engine.ParsePostcode(postcode)
+		if !seen[locality] {
+			seen[locality] = true
+			if _, err := rb.AddLocality(engine.Locality{Name: locality, State: st, Postcode: pc, Sources: engine.SourceGNAF}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g := sb.Group("list:"+locality+"|"+state, true)
+		if err := sb.Link(g, locality, state, postcode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sb.Street(g, name, typ, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := rb.Build()
+	if skipped := ref.AttachStreets(sb.Build()); skipped != 0 {
+		t.Fatalf("%d links skipped", skipped)
+	}
+	e, err := engine.New(ref, engine.Config{CacheEntries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// TestClassStreetListWithoutNumbers (classes 1, 2 and 4 at street level):
+// where the reference knows a locality's streets but not their numbers, a
+// building's name before the unit and number on the street line is read
+// past ("KINGS ROW UNIT 3 22 ZIG ZAG ST": the street is confirmed, as it
+// is at premise level), and a street the list writes with the placeholder
+// type NA ("THE DRIVE", NA) is the street "THE DRIVE" written.
+func TestClassStreetListWithoutNumbers(t *testing.T) {
+	e := classStreetListEngine(t, [][5]string{
+		{"ZIG ZAG", "Street", "RED HILL", "QLD", "4059"},
+		{"LITTLE JANE", "Street", "WEST END", "QLD", "4101"},
+		{"SKYRING", "Terrace", "NEWSTEAD", "QLD", "4006"},
+		{"CLIFTON", "Street", "PETRIE TERRACE", "QLD", "4000"},
+		{"ADELAIDE", "Street", "BRISBANE CITY", "QLD", "4000"},
+		{"EAGLE", "Street", "BRISBANE CITY", "QLD", "4000"},
+		{"EAGLE", "Terrace", "BRISBANE CITY", "QLD", "4000"},
+		{"BLACKALL", "Terrace", "EAST BRISBANE", "QLD", "4169"},
+		{"LYTTON", "Road", "MORNINGSIDE", "QLD", "4170"},
+		{"ANN", "Street", "FORTITUDE VALLEY", "QLD", "4006"},
+		{"THE DRIVE", "NA", "BARDON", "QLD", "4065"},
+		{"THE ESPLANADE", "NA", "ASHGROVE", "QLD", "4060"},
+		{"THE CORSO", "NA", "SEVEN HILLS", "QLD", "4170"},
+		{"THE PROMENADE", "N/A", "CAMP HILL", "QLD", "4152"},
+	})
+	f := func(status string, gran engine.Granularity, building string, lines ...string) {
+		t.Helper()
+		r := e.Check(lines, true)
+		if r.Status.String() != status || (gran != "" && r.Detail.Granularity != gran) {
+			t.Errorf("%q: %s %s %v, want %s %s (detail %+v)", lines, r.Status, r.Detail.Granularity, r.Detail.Faults, status, gran, r.Detail)
+		}
+		if q := e.Check(lines, false); q.Status != r.Status {
+			t.Errorf("%q: %s without detail, %s with", lines, q.Status, r.Status)
+		}
+		if building != "" && r.Detail.Building != building {
+			t.Errorf("%q: building %q, want %q", lines, r.Detail.Building, building)
+		}
+	}
+	m, u, S := "matched", "unmatched", engine.GranularityStreet
+
+	// a building before the unit, level or number (before: unmatched,
+	// STREET_NOT_FOUND, the building read into the street's name)
+	f(m, S, "KINGS ROW", "Jo", "Acme", "Kings Row Unit 3 22 Zig Zag St Red Hill QLD 4059")
+	f(m, S, "KINGS ROW", "Jo", "Kings Row Unit 3 22 Zig Zag St Red Hill", "QLD 4059")
+	f(m, S, "KINGS ROW", "Jo", "Kings Row, Unit 3, 22 Zig Zag St", "Red Hill QLD 4059")
+	f(m, S, "KINGS ROW", "Jo", "Kings Row 22 Zig Zag St", "Red Hill QLD 4059")
+	f(m, S, "THE OAKS APARTMENTS", "Jo", "Acme", "The Oaks Apartments Unit 9 12 Blackall Tce East Brisbane QLD 4169")
+	f(m, S, "RIVERSIDE CENTRE", "Jo", "Acme", "Riverside Centre Level 10 123 Eagle St Brisbane City QLD 4000")
+	f(m, S, "RIVERSIDE CENTRE", "Jo", "Acme", "Riverside Centre, Level 10, 123 Eagle Street", "Brisbane City QLD 4000")
+	f(m, S, "EMPORIUM", "Jo", "Acme", "Emporium Shop 12 1000 Ann St Fortitude Valley QLD 4006")
+	f(m, S, "GASWORKS", "Jo", "Acme", "Gasworks Tenancy 4 76 Skyring Tce Newstead QLD 4006")
+	f(m, S, "CENTRAL PLAZA", "Jo", "Acme", "Central Plaza Suite 2 Level 5 300 Adelaide St Brisbane City QLD 4000")
+	f(m, S, "TRADECOAST", "Jo", "Acme", "Tradecoast Warehouse 3 100 Lytton Rd Morningside QLD 4170")
+	// units, levels and plain numbers as before
+	f(m, S, "", "Jo", "Acme", "Unit 4 22 Zig Zag St Red Hill QLD 4059")
+	f(m, S, "", "Jo", "Acme", "Flat 2 5 Little Jane St West End QLD 4101")
+	f(m, S, "", "Jo", "Acme", "Suite 301, Level 3, 10 Skyring Terrace Newstead QLD 4006")
+	f(m, S, "", "Jo", "Acme", "Level 2 14 Clifton St Petrie Terrace QLD 4000")
+	f(m, S, "", "Jo", "14 Clifton St Petrie Terrace", "QLD 4000")
+	f(m, S, "", "Jo", "Acme", "Clifton St Petrie Terrace QLD 4000")
+	f(m, S, "", "Jo", "Clifton Street", "Petrie Terrace QLD 4000")
+	// the list's placeholder type NA (before: unmatched, STREET_NOT_FOUND)
+	f(m, S, "", "Jo", "Acme", "Unit 2 10 The Drive Bardon QLD 4065")
+	f(m, S, "", "Jo", "10 The Drive Bardon", "QLD 4065")
+	f(m, S, "", "Jo", "The Drive", "Bardon QLD 4065")
+	f(m, S, "", "Jo", "12 The Esplanade", "Ashgrove QLD 4060")
+	f(m, S, "", "Jo", "The Corso", "Seven Hills QLD 4170")
+	f(m, S, "", "Jo", "3 The Promenade", "Camp Hill QLD 4152")
+	// what the list does not hold stays unmatched; the building's name is
+	// read past only to find a street that is there
+	f(u, "", "", "Jo", "Acme", "Unit 4 22 Zag Zig St Red Hill QLD 4059")
+	f(u, "", "", "Jo", "Acme", "Unit 4 22 Zig Zag Rd Red Hill QLD 4059")
+	f(u, "", "", "Jo", "Acme", "Kings Row Unit 3 22 Zig Zag Rd Red Hill QLD 4059")
+	f(u, "", "", "Jo", "Acme", "Riverside Centre Level 10 123 Eagle Lane Brisbane City QLD 4000")
+	f(u, "", "", "Jo", "10 The Drive", "Ashgrove QLD 4060")
+	f(u, "", "", "Jo", "Acme", "Kings Row Unit 3 22 Zig Zag St Red Hil QLD 4059")
+	f(u, "", "", "Jo", "Acme", "The Oaks Apartments Unit 9 12 Blackall Tce East Brisbane QLD 4000")
 }

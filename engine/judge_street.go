@@ -35,7 +35,9 @@ func (e *Engine) judgeStreet(s *scratch, p *parse, l *Locality, groups []uint32,
 				break
 			}
 			for _, og := range groups {
-				if am := e.matchStreet(s, &alt, og, p.postcode); am.outcome == premiseMatched || am.outcome == addrPostcodeWrong {
+				// streetMatched: a street without address points (street
+				// level data) holds the number read
+				if am := e.matchStreet(s, &alt, og, p.postcode); am.outcome == premiseMatched || am.outcome == addrPostcodeWrong || am.outcome == streetMatched {
 					*pm, m, g = alt, am, og
 					buildingWords = s.phrase(blo, bhi-1)
 					break
@@ -307,7 +309,8 @@ func (e *Engine) elsewhere(s *scratch, pm *premise, l *Locality) (string, uint16
 // the name being a building's: it returns the name's token range. The
 // number is looked for from token from on. It reports false when no house
 // number (digits, an optional letter, an optional range; not an ordinal
-// like 5TH) or lot follows a word and precedes a street name.
+// like 5TH), or a unit, level or lot with the number after it, follows a
+// word and precedes a street name.
 func (s *scratch) buildingBeforeNumber(p *parse, pm *premise, from int) (lo, hi int, ok bool) {
 	if p.delivery < 0 || p.deliveryK != deliveryStreet {
 		return 0, 0, false
@@ -317,9 +320,11 @@ func (s *scratch) buildingBeforeNumber(p *parse, pm *premise, from int) (lo, hi 
 	k := s.readUnitPrefix(&units, first, last)
 	for j := max(k+1, from); j+1 < last; j++ {
 		w := s.word(j)
-		// "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD": a lot after the name
-		lot := string(w) == "LOT" && j+2 < last && isNumberish(s.word(j+1))
-		if !lot {
+		// "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD", "KINGS ROW UNIT 3 22
+		// ZIG ZAG ST": a lot, unit or level after the name
+		var u premise
+		unit := s.readUnitPrefix(&u, j, last) > j
+		if !unit {
 			if w[0] < '0' || w[0] > '9' {
 				continue
 			}
@@ -338,6 +343,9 @@ func (s *scratch) buildingBeforeNumber(p *parse, pm *premise, from int) (lo, hi 
 		s.readStreet(pm, j, last)
 		if (pm.numFirst == nil && pm.lot == nil) || pm.nameHi <= pm.nameLo {
 			*pm = above
+			if unit {
+				continue // "SKYPOINT TOWER 9 CAVILL AV": TOWER 9 is no unit here
+			}
 			return 0, 0, false
 		}
 		for _, u := range []*premise{&units, &above} {

@@ -180,10 +180,11 @@ func streetKeyBytes(dst []byte, name, typ, suffix string) ([]byte, bool) {
 	if issue != normOK || len(nb) == 0 {
 		return dst, false
 	}
-	if t := strings.TrimSpace(typ); t == "" || strings.EqualFold(t, "NULL") {
+	if t := strings.TrimSpace(typ); t == "" || strings.EqualFold(t, "NULL") || strings.EqualFold(t, "NA") || strings.EqualFold(t, "N/A") {
 		// No type: G-NAF leaves STREET_TYPE_CODE empty, or writes its
-		// code lists' placeholder NULL, for a street whose name is the
-		// whole street ("KINGSWAY"), and some sources put the type in
+		// code lists' placeholder NULL (other lists NA or N/A: Brisbane's
+		// "THE DRIVE"), for a street whose name is the whole street
+		// ("KINGSWAY"), and some sources put the type in
 		// the name ("SMITH STREET NORTH", "THE ESPLANADE"). Split the
 		// name as the parser reads a street line, so that "THE
 		// ESPLANADE" with no type and "THE" of type ESPLANADE are one
