@@ -597,7 +597,10 @@ func (e *Engine) checkForm(s *scratch, p *parse) (string, string) {
 		msg := fmt.Sprintf("postcode %s is not 4 digits", pcw)
 		switch {
 		case len(pcw) == 3:
-			if pc, ok := ParsePostcode("0" + string(pcw)); ok && e.ref.stateCodes[pc] != 0 {
+			// only a postcode of the state written: "SYDNEY NSW 200" is
+			// no 0200 (ACT)
+			if pc, ok := ParsePostcode("0" + string(pcw)); ok && e.ref.stateCodes[pc] != 0 &&
+				(p.stateTok < 0 || e.ref.stateCodes[pc]&(1<<p.state) != 0) {
 				msg += fmt.Sprintf("; did you mean 0%s?", pcw)
 			}
 		case len(pcw) == 5 && p.stateTok >= 0 && p.state.String() == "WA":

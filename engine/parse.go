@@ -189,12 +189,26 @@ func (s *scratch) findPostcode(lo, hi, stFirst, stLast int) int {
 			if isPostcodeWord(s.word(j)) {
 				return j
 			}
+			if j < hi-1 && s.streetTypeAfter(j+2, hi) {
+				continue // "NSW 12 GEORGE ST SYDNEY": a street's number, the postcode missing
+			}
 			if found < 0 {
 				found = j
 			}
 		}
 	}
 	return found
+}
+
+// streetTypeAfter reports whether a street type word is among tokens
+// [k,hi) with a word before it.
+func (s *scratch) streetTypeAfter(k, hi int) bool {
+	for ; k < hi; k++ {
+		if _, ok := voc.streetTypes.lookup(s.word(k)); ok && hasLetter(s.word(k-1)) {
+			return true
+		}
+	}
+	return false
 }
 
 // leadingPostcode reports whether tokens [lo,hi) are a four-digit token
