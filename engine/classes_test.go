@@ -381,6 +381,41 @@ func TestClassRunTogetherPostalWords(t *testing.T) {
 	f(m, "", "Jo Citizen", "RMB1234", "Mansfield VIC 3722")
 	f(m, "", "Jo Citizen", "RSD12", "Mansfield VIC 3722")
 	f(m, "", "Jo Citizen", "CMB5", "Mansfield VIC 3722")
+	// dotted initials, "NO" before the number, "BOX" and "P/O BOX" alone
+	// (before: invalid, "no street or postal delivery line")
+	f(m, "", "Jo Citizen", "P.O.B. 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "P/O Box 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "PO Box No. 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "PO Box Number 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "Box 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "Box45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "Locked Bag No 3", "Fortitude Valley QLD 4006")
+	f(m, "", "Jo Citizen", "L.M.B. 3", "Fortitude Valley QLD 4006")
+	f(m, "", "Jo Citizen", "P.M.B. 2", "Katherine NT 0851")
+	f(m, "", "Jo Citizen", "R.M.B. 123", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "R.S.D. 12", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "C.M.B. 5", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "R.M.B. 123 Mansfield VIC 3722")
+	// and what read right before
+	f(m, "", "Jo Citizen", "PObox 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "P.O. Box 45", "Red Hill QLD 4059")
+	f(m, "", "Jo Citizen", "POBox45 Red Hill", "QLD 4059")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "POBox 45, Red Hill, QLD, 4059")
+	f(m, "", "Jo Citizen", "Acme Pty Ltd", "LockedBag 3 Fortitude Valley QLD 4006")
+	f(m, "", "Jo Citizen", "G.P.O. Box 1", "Brisbane QLD 4001")
+	f(m, "", "Jo Citizen", "GPOBOX1", "Brisbane QLD 4001")
+	f(m, "", "Jo Citizen", "GPO Box 1, Brisbane", "QLD 4001")
+	f(m, "", "Jo Citizen", "PrivateMailBag2", "Katherine NT 0851")
+	f(m, "", "Jo Citizen", "RMB123 Mount Buller Rd", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "CarePO", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "Community Mail Bag 5", "Mansfield VIC 3722")
+	f(m, "", "Jo Citizen", "Mail Service 1234", "Toowoomba QLD 4350")
+	f(u, "RED HILL QLD 4059", "Jo Citizen", "POBox 45", "Red Hil QLD 4059")
+	f(u, "", "Jo Citizen", "GPOBox 1", "Red Hill QLD 4059")
+	f(inv, "", "Jo Citizen", "LockedBag 3", "Fortitude Valley NSW 4006")
+	// a place named BOX keeps its name
+	f(m, "", "Jo Citizen", "10 Station St", "Box Hill VIC 3128")
+	f(m, "", "Jo Citizen", "PO Box 10", "Box Hill VIC 3128")
 	// GPO boxes are only at the General Post Offices, run together or not
 	f(u, "", "Jo Citizen", "GPOBox 1234", "Parramatta NSW 2150")
 	// and a glued box still needs its state and postcode
@@ -390,6 +425,15 @@ func TestClassRunTogetherPostalWords(t *testing.T) {
 		if d.PostalType != "PO BOX" || d.PostalNumber != "123" || d.Granularity != engine.GranularityPostal {
 			t.Errorf("%q: postal %q %q granularity %q", l, d.PostalType, d.PostalNumber, d.Granularity)
 		}
+	}
+	for _, l := range []string{"P.O.B. 123", "P/O Box 123", "PO Box No. 123", "Box 123", "Box123"} {
+		d := e.Check([]string{"Jo", l, "Sydney NSW 2000"}, true).Detail
+		if d.PostalType != "PO BOX" || d.PostalNumber != "123" || d.Granularity != engine.GranularityPostal {
+			t.Errorf("%q: postal %q %q granularity %q", l, d.PostalType, d.PostalNumber, d.Granularity)
+		}
+	}
+	if d := e.Check([]string{"Jo", "R.M.B. 12", "Mansfield VIC 3722"}, true).Detail; d.PostalType != "RMB" || d.PostalNumber != "12" {
+		t.Errorf("R.M.B. 12: postal %q %q", d.PostalType, d.PostalNumber)
 	}
 	if d := e.Check([]string{"Jo", "LOCKEDBAG5", "Parramatta NSW 2150"}, true).Detail; d.PostalType != "LOCKED BAG" || d.PostalNumber != "5" {
 		t.Errorf("LOCKEDBAG5: postal %q %q", d.PostalType, d.PostalNumber)

@@ -96,6 +96,27 @@ func buildVocab() *vocab {
 			}
 		}
 	}
+	// Postal spellings people write that are not Australia Post's: dotted
+	// initials ("R.M.B.", "P.O.B.", "L.M.B."), which normalise to letters
+	// with spaces between; "NO" or "NUMBER" between the type and its
+	// number ("PO BOX NO 45", "LOCKED BAG NO 3"); "BOX" and "P/O BOX" for
+	// a PO box.
+	for i, t := range data.PostalDeliveryTypes {
+		for _, sp := range t.Spellings() {
+			if len(sp) >= 3 && strings.Trim(sp, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+				v.postal.add(strings.Join(strings.Split(sp, ""), " "), uint16(i))
+			}
+			if !postalNeedsNoNumber(uint16(i)) {
+				v.postal.add(sp+" NO", uint16(i))
+				v.postal.add(sp+" NUMBER", uint16(i))
+			}
+		}
+	}
+	if pb, ok := v.postal.lookup([]byte("PO BOX")); ok {
+		for _, s := range []string{"BOX", "P/O BOX", "BOX NO"} {
+			v.postal.add(s, pb)
+		}
+	}
 	// Flat shorthands people write that are not G-NAF spellings.
 	if u, ok := v.flatTypes.lookup([]byte("UNIT")); ok {
 		for _, s := range []string{"U", "UNIT NO", "UNIT NUMBER", "#"} {
