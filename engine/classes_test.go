@@ -1305,3 +1305,78 @@ func TestClassStreetListWithoutNumbers(t *testing.T) {
 	f(u, "", "", "Jo", "Acme", "Kings Row Unit 3 22 Zig Zag St Red Hil QLD 4059")
 	f(u, "", "", "Jo", "Acme", "The Oaks Apartments Unit 9 12 Blackall Tce East Brisbane QLD 4000")
 }
+
+// TestClassBuildingAndLotWrittenOtherwise (class 8): the building, lot
+// and unit of a premise written in the other ways people write them: a
+// lot glued to its number ("LOT68", before: read as a flat, matched at
+// street level only), a flat and number after the building ("PARK VIEW
+// APARTMENTS, 5/20 MAIN ST", before: unmatched), building names holding a
+// street type, a unit or level word, a number or ST.
+func TestClassBuildingAndLotWrittenOtherwise(t *testing.T) {
+	pts := []classPoint{
+		{building: "CONDAMINE HOMESTEAD", lot: "68", street: "ESSEX", typ: "ROAD", locality: "HAT HEAD", state: "NSW", postcode: "2440"},
+		{building: "KURRAJONG PARK", lot: "95", street: "PLUM", typ: "COURT", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "ESSEX COURT", lot: "7", street: "ESSEX", typ: "ROAD", locality: "HAT HEAD", state: "NSW", postcode: "2440"},
+		{building: "THE GROVE", lot: "12", street: "MAIN", typ: "STREET", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "BIG 4 HOLIDAY PARK", number: "1", street: "OCEAN", typ: "PARADE", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "ST JOHNS HOMESTEAD", lot: "3", street: "MAIN", typ: "STREET", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "LEVEL CROSSING FARM", lot: "4", street: "MAIN", typ: "STREET", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "UNIT VALLEY", lot: "9", street: "MAIN", typ: "STREET", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "NORTH RIDGE", lot: "21", street: "SMITH", typ: "ROAD", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "MOUNT VIEW", lot: "22", street: "MOUNT", typ: "ROAD", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "RIVERSIDE", flat: "3", number: "10", street: "MAIN", typ: "STREET", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{building: "PARK VIEW APARTMENTS", flat: "5", number: "20", street: "MAIN", typ: "STREET", locality: "CUDAL", state: "NSW", postcode: "2864"},
+		{lot: "68", number: "120", street: "ESSEX", typ: "ROAD", locality: "HAT HEAD", state: "NSW", postcode: "2440"},
+	}
+	e := classStreetEngine(t, pts)
+	f := func(status string, lines ...string) {
+		t.Helper()
+		r := e.Check(lines, true)
+		if r.Status.String() != status || (status == "matched" && r.Detail.Granularity != engine.GranularityPremise) {
+			t.Errorf("%q: %s %s %v, want %s (detail %+v)", lines, r.Status, r.Detail.Granularity, r.Detail.Faults, status, r.Detail)
+		}
+	}
+	m := "matched"
+	if d := e.Check([]string{"Jo", "Lot68 Essex Rd", "Hat Head NSW 2440"}, true).Detail; d.Lot != "68" || d.FlatType != "" {
+		t.Errorf("Lot68: lot %q flat %q %q", d.Lot, d.FlatType, d.FlatNumber)
+	}
+	if d := e.Check([]string{"Jo", "PARK VIEW APARTMENTS, 5/20 MAIN ST", "CUDAL NSW 2864"}, true).Detail; d.Building != "PARK VIEW APARTMENTS" || d.FlatNumber != "5" || d.NumberFirst != "20" {
+		t.Errorf("5/20 after the building: building %q flat %q number %q", d.Building, d.FlatNumber, d.NumberFirst)
+	}
+	f(m, "Jo", "CONDAMINE HOMESTEAD, LOT 68, ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "Condamine Homestead Lot 68 Essex Road Hat Head NSW 2440", "Australia")
+	f(m, "Jo", "Acme", "Condamine Homestead, Lot 68 Essex Road, Hat Head NSW 2440")
+	f(m, "Jo", "Condamine Homestead", "Lot 68 Essex Road Hat Head", "NSW 2440")
+	f(m, "Jo", "CONDAMINE HOMESTEAD,LOT 68 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "CONDAMINE HOMESTEAD; LOT 68 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "CONDAMINE HOMESTEAD (LOT 68) ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "LOT 68 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "Lot68 Essex Rd", "Hat Head NSW 2440")
+	f(m, "Jo", "KURRAJONG PARK, LOT 95 PLUM CT", "CUDAL NSW 2864")
+	f(m, "Jo", "ESSEX COURT, LOT 7 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "ESSEX COURT LOT 7 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "THE GROVE, LOT 12 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "BIG 4 HOLIDAY PARK, 1 OCEAN PDE", "CUDAL NSW 2864")
+	f(m, "Jo", "ST JOHNS HOMESTEAD, LOT 3 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "LEVEL CROSSING FARM, LOT 4 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "UNIT VALLEY, LOT 9 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "NORTH RIDGE, LOT 21 SMITH RD", "CUDAL NSW 2864")
+	f(m, "Jo", "MOUNT VIEW, LOT 22 MOUNT RD", "CUDAL NSW 2864")
+	f(m, "Jo", "RIVERSIDE, UNIT 3, 10 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "RIVERSIDE UNIT 3 10 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "Acme", "RIVERSIDE, UNIT 3, 10 MAIN ST CUDAL NSW 2864")
+	f(m, "Jo", "PARK VIEW APARTMENTS, UNIT 5, 20 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "PARK VIEW APARTMENTS, 5/20 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "PARK VIEW APARTMENTS", "5/20 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "UNIT 5, PARK VIEW APARTMENTS, 20 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "UNIT 5 PARK VIEW APARTMENTS", "20 MAIN ST", "CUDAL NSW 2864")
+	f(m, "Jo", "LOT 68, 120 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "120 ESSEX RD", "HAT HEAD NSW 2440")
+	f(m, "Jo", "Lot 68", "Essex Rd", "Hat Head NSW 2440")
+	f(m, "Jo", "Lot68", "Essex Rd", "Hat Head NSW 2440")
+	f("unmatched", "Jo", "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD", "HAT HEAD NSW 2441")
+	f("unmatched", "Jo", "PARK VIEW APARTMENTS, 6/20 MAIN ST", "CUDAL NSW 2864")
+	f("unmatched", "Jo", "Lot69 Essex Rd", "Hat Head NSW 2440")
+	f("unmatched", "Jo", "CONDAMINE HOMESTEAD, LOT 86 ESSEX RD", "HAT HEAD NSW 2440")
+	f("unmatched", "Jo", "CONDAMINE HOMESTEAD, LOT 68 ESSEX RD", "HAT HED NSW 2440")
+}

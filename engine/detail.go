@@ -262,8 +262,13 @@ func (s *scratch) readUnitPrefix(pm *premise, lo, hi int) int {
 				continue
 			}
 		}
-		// glued forms: U20, L3, APT5
+		// glued forms: U20, L3, APT5, LOT68
 		if j := firstDigit(w); j > 0 && j < len(w) {
+			if string(w[:j]) == "LOT" {
+				pm.lot = w[j:]
+				k++
+				continue
+			}
 			if idx, ok := voc.flatTypes.lookup(w[:j]); ok {
 				pm.flatType, pm.flatNum = data.FlatTypes[idx].Abbr, w[j:]
 				k++

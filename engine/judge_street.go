@@ -328,6 +328,13 @@ func (s *scratch) buildingBeforeNumber(p *parse, pm *premise, from int) (lo, hi 
 			if w[0] < '0' || w[0] > '9' {
 				continue
 			}
+			if flat, num, ok := bytes.Cut(w, []byte("/")); ok {
+				// "PARK VIEW APARTMENTS, 5/20 MAIN ST": flat 5 at number 20
+				if _, ok := encodeNumber(flat); !ok {
+					continue
+				}
+				w = num
+			}
 			num, rest, isRange := bytes.Cut(w, []byte("-"))
 			if _, ok := encodeNumber(num); !ok {
 				continue
