@@ -73,7 +73,8 @@ var CountryVariants = []CountryVariant{
 	{"STP", []string{"Sao Tome", "Principe"}},
 	{"GNB", []string{"Guinea Bissau"}},
 	{"USA", []string{"United States", "Hawaii", "Alaska", "Puerto Rico USA", "U S A"}},
-	{"GBR", []string{"United Kingdom of Great Britain", "Great Britain and Northern Ireland", "UK GB"}},
+	{"GBR", []string{"United Kingdom of Great Britain", "Great Britain and Northern Ireland", "UK GB", "N Ireland"}},
+	{"ZAF", []string{"RSA", "Republic of South Africa"}},
 	{"IRL", []string{"Ireland Republic", "Irish Republic", "Eire Ireland"}},
 	{"ARE", []string{"United Arab Emirate", "Dubai", "Abu Dhabi"}},
 	// the Caribbean

@@ -328,6 +328,10 @@ func (e *Engine) judge(s *scratch, n int, detail bool) Result {
 		s.parseTail(&q)
 		s.clearTail()
 		ti, terr := ref.territory[string(s.key)]
+		if !terr {
+			// "COCOS IS": a territory by a name the country tables give
+			ti, terr = territoryByCode(ref.countries[ci].Alpha3)
+		}
 		domestic := q.stateTok >= 0 && q.pcTok >= 0 && q.pcOK && ref.stateCodes[q.postcode]&(1<<q.state) != 0 &&
 			(terr || ref.hasAnyState(s.key, q.postcode))
 		// "CASEY STATION" / "7151" / "ANTARCTICA": a territory after
@@ -384,6 +388,23 @@ func (e *Engine) countryEndsLine(s *scratch, c int) (int, bool) {
 			break
 		}
 	}
+	if w := s.word(hi - 1); isDigits(w) && len(w) != 4 {
+		// "SINGAPORE 048616", "MONACO 98000": the country before its
+		// postal code (four digits may be an Australian postcode)
+		s.akey = s.akey[:0]
+		for k := lo; k < hi-1; k++ {
+			if k > lo {
+				s.akey = append(s.akey, ' ')
+			}
+			s.akey = canonicalLocalityBytes(s.akey, s.word(k))
+		}
+		if len(e.ref.byKey[string(s.akey)]) == 0 {
+			if ci, aus, ok := e.ref.countryOf(s.akey); ok && !aus {
+				return ci, true
+			}
+		}
+		return 0, false
+	}
 	for i := lo + 1; i < hi; i++ {
 		if i == hi-1 && string(s.word(i)) == "ISLAND" {
 			break // Iceland's own name (ISLAND) is the English word that ends "REUNION ISLAND"
@@ -430,6 +451,17 @@ const antarcticPostcode = 7151
 // stateOT is G-NAF's Other Territories, the state an external territory
 // written in the state's place reads as.
 var stateOT = stateByAbbr("OT")
+
+// territoryByCode finds the external territory whose country code is
+// alpha3.
+func territoryByCode(alpha3 string) (int, bool) {
+	for i, t := range data.ExternalTerritories {
+		if t.Alpha3 == alpha3 && alpha3 != "AUS" {
+			return i, true
+		}
+	}
+	return 0, false
+}
 
 // territoryHas reports whether external territory ti takes postcode pc.
 func territoryHas(ti int, pc uint16) bool {

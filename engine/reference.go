@@ -365,7 +365,15 @@ func (r *Reference) countryOf(key []byte) (ci int, aus, ok bool) {
 		return ci, aus, ok
 	}
 	var buf [128]byte
-	if alt, changed := countryAltForm(buf[:0], key); changed {
+	alt, changed := countryAltForm(buf[:0], key, "ISLANDS")
+	if !changed {
+		return 0, false, false
+	}
+	if ci, aus, ok = r.countryInverted(alt); ok {
+		return ci, aus, ok
+	}
+	if bytes.Contains(alt, []byte("ISLANDS")) {
+		alt, _ = countryAltForm(buf[:0], key, "ISLAND") // "CHRISTMAS IS"
 		return r.countryInverted(alt)
 	}
 	return 0, false, false
@@ -399,10 +407,11 @@ func (r *Reference) countryInverted(key []byte) (ci int, aus, ok bool) {
 }
 
 // countryAltForm appends to dst the key with the shorthand of country
-// names written out: "&" as AND, "IS", "ISL" and "ISLDS" as ISLANDS, a run
+// names written out: "&" as AND, "IS", "ISL" and "ISLDS" as islands
+// (ISLANDS or ISLAND), a run
 // of single letters as one word ("P R C" for P.R.C.); changed reports a
 // difference.
-func countryAltForm(dst, key []byte) (_ []byte, changed bool) {
+func countryAltForm(dst, key []byte, islands string) (_ []byte, changed bool) {
 	single := func(w []byte) bool { return len(w) == 1 && w[0] >= 'A' && w[0] <= 'Z' }
 	prevSingle := false
 	for i := 0; i < len(key); {
@@ -425,7 +434,7 @@ func countryAltForm(dst, key []byte) (_ []byte, changed bool) {
 		case "&":
 			dst, changed = append(dst, "AND"...), true
 		case "IS", "ISL", "ISLDS":
-			dst, changed = append(dst, "ISLANDS"...), true
+			dst, changed = append(dst, islands...), true
 		default:
 			dst = append(dst, w...)
 		}
