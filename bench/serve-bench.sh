@@ -21,7 +21,11 @@
 #      (the baseline's figure is for reference: it sends a small fixed
 #      answer, not 100 verdicts);
 #   3. single addresses at half of lodge's mean maximum rate, open-loop
-#      (-rate), lodge then baseline, for the latency at half load.
+#      (-rate), lodge and baseline taking turns, BENCH_ROUNDS times as in
+#      1, for the latency at half load; the figure judged is the median of
+#      lodge's p99 over the rounds (one 10 s run's p99 is decided by its
+#      worst 0.1 s or so: a single burst of other work on a shared
+#      machine, which the baseline's p99 in the same run shows too).
 #
 # It prints loadgen's figures on stderr as it goes and, on stdout, a JSON
 # summary: the ratios lodge/baseline, every run, and PASS or FAIL against
@@ -29,7 +33,7 @@
 #
 #   single addresses:   lodge rps / baseline rps  >= 0.85
 #   batches of 100:     lodge addresses/s         >= 300,000
-#   half load, single:  lodge p99                 <= 1 ms
+#   half load, single:  lodge p99                 <= 1 ms (median of rounds)
 #   and no errors in any lodge run.
 #
 # With BENCH_MODE=distinct it measures instead what no cache can help:
@@ -58,7 +62,7 @@
 #   BENCH_WARMUP         unmeasured load before it [2s]
 #   BENCH_CONNS          keep-alive connections for single addresses [64]
 #   BENCH_BATCH_CONNS    connections for batches of 100 [16]
-#   BENCH_ROUNDS         rounds of the side-by-side single-address runs [3]
+#   BENCH_ROUNDS         rounds of the side-by-side single-address runs (maximum rate, half load) [3]
 #   BENCH_MODE           "" (the runs above) or distinct [""]
 #   BENCH_POOL           distinct addresses loadgen cycles through [10000;
 #                        distinct mode 1000000]
@@ -292,10 +296,14 @@ done
 
 half=$(jq -s '[.[] | select(.target == "lodge" and .phase == "single") | .rps] | add / length / 2 | floor' "$RUNS")
 [ "$half" -gt 0 ] || die "lodge's maximum single-address rate is 0"
-for target in lodge baseline; do
-	log "$target: single addresses at $half requests/s (half of lodge's maximum), $CONNS connections"
-	bench "$target" half_load -batch 1 -conns "$CONNS" -rate "$half"
+for round in $(seq "$ROUNDS"); do
+	if [ $((round % 2)) = 1 ]; then order="lodge baseline"; else order="baseline lodge"; fi
+	for target in $order; do
+		log "round $round/$ROUNDS: $target, single addresses at $half requests/s (half of lodge's maximum), $CONNS connections"
+		bench "$target" half_load -batch 1 -conns "$CONNS" -rate "$half"
+	done
 done
+round=1
 
 summary=$(jq -s \
 	--arg duration "$DURATION" --arg warmup "$WARMUP" --argjson rounds "$ROUNDS" \
@@ -313,8 +321,8 @@ summary=$(jq -s \
 	($rr | median) as $sr |
 	(runs("lodge"; "batch100") | mean(.addresses_per_s)) as $lb |
 	(runs("baseline"; "batch100") | mean(.addresses_per_s)) as $bb |
-	(runs("lodge"; "half_load") | mean(.p99_ms)) as $lp |
-	(runs("baseline"; "half_load") | mean(.p99_ms)) as $bp |
+	(runs("lodge"; "half_load") | map(.p99_ms) | median) as $lp |
+	(runs("baseline"; "half_load") | map(.p99_ms) | median) as $bp |
 	(map(select(.target == "lodge") | .errors) | add) as $errs |
 	{
 		single: {lodge_rps: $ls, baseline_rps: $bs, round_ratios: $rr, ratio: $sr,
@@ -322,7 +330,9 @@ summary=$(jq -s \
 		batch100: {lodge_addresses_per_s: $lb, baseline_addresses_per_s: $bb, ratio: ratio($lb; $bb),
 			target: ">= 300000 addresses/s", pass: ($lb != null and $lb >= 300000)},
 		half_load: {rate: (runs("lodge"; "half_load") | mean(.rate)), lodge_p99_ms: $lp, baseline_p99_ms: $bp,
-			ratio: ratio($lp; $bp), target: "lodge p99 <= 1 ms", pass: ($lp != null and $lp <= 1)},
+			lodge_rounds_p99_ms: (runs("lodge"; "half_load") | map(.p99_ms)),
+			baseline_rounds_p99_ms: (runs("baseline"; "half_load") | map(.p99_ms)),
+			ratio: ratio($lp; $bp), target: "lodge p99 <= 1 ms (median of the rounds)", pass: ($lp != null and $lp <= 1)},
 		lodge_errors: $errs,
 		settings: {duration: $duration, warmup: $warmup, rounds: $rounds, conns: $conns,
 			batch_conns: $batch_conns, pool: $pool},
