@@ -16,6 +16,9 @@ type Country struct {
 	Name   string   // preferred English name, "United Kingdom"
 	Names  []string // every name and alias, including Name, as the sources spell them
 	Former bool     // withdrawn from ISO 3166-1 (ISO 3166-3)
+	// Translated are the country's names in other languages
+	// (ReadISOTranslations), those Names holds left out.
+	Translated []string
 }
 
 // maxCountryFile bounds the size of a country JSON file we decode.
@@ -38,7 +41,8 @@ func decodeLimited(r io.Reader, name string, v any) error {
 // CountrySet merges country names from several sources, keyed by alpha-2.
 type CountrySet struct {
 	byAlpha2 map[string]*Country
-	entries  int // source entries used, for Entries
+	byMsgid  map[string]string // an ISO 3166-1 English name → its alpha-2, for ReadISOTranslations
+	entries  int               // source entries used, for Entries
 }
 
 // Entries returns how many source entries the readers have used so far
@@ -47,7 +51,9 @@ func (s *CountrySet) Entries() int { return s.entries }
 
 // NewCountrySet returns a set holding our own aliases (CountryAliases) only
 // for the codes that a source later adds.
-func NewCountrySet() *CountrySet { return &CountrySet{byAlpha2: map[string]*Country{}} }
+func NewCountrySet() *CountrySet {
+	return &CountrySet{byAlpha2: map[string]*Country{}, byMsgid: map[string]string{}}
+}
 
 func (s *CountrySet) add(a2, a3, name string, former bool, names ...string) {
 	a2 = strings.ToUpper(a2)
@@ -81,10 +87,8 @@ func (s *CountrySet) add(a2, a3, name string, former bool, names ...string) {
 }
 
 func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return list
-		}
+	if containsFold(list, s) {
+		return list
 	}
 	return append(list, s)
 }
@@ -127,6 +131,13 @@ func (s *CountrySet) ReadISO3166(r io.Reader, name string) error {
 				preferred = c.CommonName
 			}
 			s.add(c.Alpha2, c.Alpha3, preferred, former, c.Name, c.OfficialName)
+			if !former {
+				for _, id := range []string{c.Name, c.OfficialName, c.CommonName} {
+					if id != "" {
+						s.byMsgid[id] = strings.ToUpper(c.Alpha2)
+					}
+				}
+			}
 			n++
 		}
 	}
@@ -170,6 +181,35 @@ func (s *CountrySet) ReadI18nCountries(r io.Reader, name string) error {
 		s.entries++
 	}
 	return nil
+}
+
+// ReadISOTranslations adds the names of one translation of iso-codes'
+// ISO 3166-1 list: a GNU gettext catalogue (iso_3166-1.mo of a language,
+// see ReadMO) whose msgids are the English names iso_3166-1.json gives,
+// read before it with ReadISO3166. A translation of a name no ISO list
+// read gave is ignored, and so is one the country's names hold already.
+func (s *CountrySet) ReadISOTranslations(r io.Reader, name string) error {
+	return ReadMO(r, name, func(msgid, msgstr string) {
+		c := s.byAlpha2[s.byMsgid[msgid]]
+		if c == nil {
+			return
+		}
+		msgstr = strings.Join(strings.Fields(msgstr), " ")
+		if msgstr == "" || containsFold(c.Names, msgstr) || containsFold(c.Translated, msgstr) {
+			return
+		}
+		c.Translated = append(c.Translated, msgstr)
+		s.entries++
+	})
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Countries returns the merged countries, each with our own aliases added:

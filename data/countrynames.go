@@ -5,34 +5,31 @@ import (
 	"strings"
 )
 
-// The country names in every language that i18n-iso-countries (MIT) and
-// Debian's iso-codes (LGPL-2.1-or-later) hold, beyond the English ones the
-// index is built from: see countries/gen, which writes these files, and
-// their headers for sources, licences and languages.
-var (
-	//go:embed countries/i18n-iso-countries.tsv
-	i18nCountryNames string
-	//go:embed countries/iso-codes.tsv
-	isoCodesCountryNames string
-)
+// The country names in every language that i18n-iso-countries (MIT)
+// holds, beyond the English ones the index is built from: see
+// countries/gen, which writes the file, and its header for source, licence
+// and languages. The translations of Debian's iso-codes (LGPL-2.1-or-later)
+// are not compiled in: an index reads them from the system's iso-codes
+// when it is built (package index, ReadISOTranslations).
+//
+//go:embed countries/i18n-iso-countries.tsv
+var i18nCountryNames string
 
 // CountryNamesInLanguages calls fn for every country name of the
-// multilingual tables, with the country's ISO 3166-1 alpha-3 code. The
-// tables leave out the English names, and names two countries share.
+// multilingual table, with the country's ISO 3166-1 alpha-3 code. The
+// table leaves out the English names, and names two countries share.
 func CountryNamesInLanguages(fn func(alpha3, name string)) {
-	for _, t := range []string{i18nCountryNames, isoCodesCountryNames} {
-		for line := range strings.Lines(t) {
-			line = strings.TrimSuffix(line, "\n")
-			if line == "" || line[0] == '#' {
-				continue
-			}
-			a3, names, ok := strings.Cut(line, "\t")
-			if !ok {
-				continue
-			}
-			for n := range strings.SplitSeq(names, "\t") {
-				fn(a3, n)
-			}
+	for line := range strings.Lines(i18nCountryNames) {
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		a3, names, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		for n := range strings.SplitSeq(names, "\t") {
+			fn(a3, n)
 		}
 	}
 }

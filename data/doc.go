@@ -13,14 +13,18 @@
 //     (postcodes-au.csv): CSV with a header.
 //   - The G-NAF authority code lists (gnaf_codes.csv): table,code,label,uri.
 //   - Country names: ISO 3166 from Debian's iso-codes JSON and English names
-//     with aliases from i18n-iso-countries, merged with our own aliases.
+//     with aliases from i18n-iso-countries, merged with our own aliases;
+//     iso-codes' translations of them (iso_3166-1.mo of each language).
 //
 // The vocabularies (street types, flat and level types, street suffixes,
 // postal delivery types, states and their postcode ranges, external
 // territories, country aliases and variants) are our own tables in Go
-// source. Country names in every language i18n-iso-countries (MIT) and
-// Debian's iso-codes (LGPL-2.1-or-later) hold are compiled in from
-// countries/*.tsv, which countries/gen writes from those two packages.
+// source. Country names in every language i18n-iso-countries (MIT) holds
+// are compiled in from countries/i18n-iso-countries.tsv, which
+// countries/gen writes from that package. Debian iso-codes' translations
+// (LGPL-2.1-or-later, GNU gettext catalogues: ReadMO) are read when an
+// index is built, from the system's iso-codes (package index), never
+// compiled in.
 package data
 
 // MaxLine is the longest line a reader accepts, in bytes.

@@ -74,6 +74,9 @@ type Country struct {
 	Name   string
 	Names  []string // every name it was added with, Name first
 	Former bool     // withdrawn from ISO 3166-1
+	// Translated are its names in other languages that the index holds
+	// (AddCountryTranslations)
+	Translated []string
 }
 
 // Reference is the compact in-memory form of the reference index: what the
@@ -89,7 +92,7 @@ type Reference struct {
 	countries  []Country
 	countryKey map[string]uint16   // normalised name → countries index
 	alpha3     map[string]uint16   // current countries by alpha-3 code → countries index
-	world      map[string]string   // worldNames(), shared by every Reference
+	world      map[string]string   // worldNames(), or buildWorld with the index's translations
 	nzByPC     map[uint16][]string // New Zealand postcode → canonical place and region names
 	australia  map[string]bool     // normalised names of Australia ("AUSTRALIA", "AUS", "AU")
 	territory  map[string]int      // normalised external territory name → data.ExternalTerritories index
@@ -297,6 +300,23 @@ func (b *ReferenceBuilder) AddCountry(alpha3, name string, names []string, forme
 	b.r.countries = append(b.r.countries, Country{Alpha3: alpha3, Name: name, Names: append([]string{name}, names...), Former: former})
 }
 
+// AddCountryTranslations adds a country's names in other languages (an
+// index's translations of ISO 3166-1, read when it was built). Like the
+// names of package data's table, they name the country only on a last
+// line that is no Australian locality's name, and a name two countries
+// share names neither.
+// The country must have been added (AddCountry) before; the names go to
+// the last country added with that code.
+func (b *ReferenceBuilder) AddCountryTranslations(alpha3 string, names []string) {
+	alpha3 = strings.ToUpper(alpha3)
+	for i := len(b.r.countries) - 1; i >= 0; i-- {
+		if c := &b.r.countries[i]; c.Alpha3 == alpha3 {
+			c.Translated = append(c.Translated, names...)
+			return
+		}
+	}
+}
+
 // indexCountries fills the country lookups from the added countries.
 func (r *Reference) indexCountries() {
 	claim := func(n string, idx int) {
@@ -472,12 +492,16 @@ func (r *Reference) countryByName(key []byte) (ci int, aus, ok bool) {
 }
 
 // worldNames maps the canonical keys of the country names of every
-// language (package data's tables) and of our variants to alpha-3 codes;
-// built once, on first use.
-var worldNames = sync.OnceValue(func() map[string]string {
+// language that package data's table holds, and of our variants, to
+// alpha-3 codes; built once, on first use, and shared by every Reference
+// built without translations (AddCountryTranslations).
+var worldNames = sync.OnceValue(func() map[string]string { return buildWorld(nil) })
+
+// buildWorld is worldNames with the translated names of countries too.
+func buildWorld(countries []Country) map[string]string {
 	m := map[string]string{}
 	shared := map[string]bool{}
-	data.CountryNamesInLanguages(func(a3, name string) {
+	add := func(a3, name string) {
 		k := canonicalCountry(name)
 		if k == "" || stateSpelling(k) || (len(k) < 4 && isASCII(k)) {
 			return // "UC" is Australia in Vietnamese, and a word of English
@@ -486,7 +510,16 @@ var worldNames = sync.OnceValue(func() map[string]string {
 			shared[k] = true
 		}
 		m[k] = a3
-	})
+	}
+	data.CountryNamesInLanguages(add)
+	for _, c := range countries {
+		if c.Former {
+			continue // a withdrawn code's names never win over a current one's
+		}
+		for _, n := range c.Translated {
+			add(c.Alpha3, n)
+		}
+	}
 	for k := range shared {
 		delete(m, k) // names two countries share say nothing
 	}
@@ -498,7 +531,7 @@ var worldNames = sync.OnceValue(func() map[string]string {
 		}
 	}
 	return m
-})
+}
 
 // stateSpelling reports whether the canonical key k spells an Australian
 // state: never a country, whatever a language calls one.
@@ -524,6 +557,12 @@ func (b *ReferenceBuilder) Build() *Reference {
 	}
 	r.indexCountries()
 	r.world = worldNames()
+	for _, c := range r.countries {
+		if len(c.Translated) > 0 {
+			r.world = buildWorld(r.countries)
+			break
+		}
+	}
 	for k, ids := range r.byKey {
 		// most addresses first: candidates are ranked by G-NAF counts
 		sort.SliceStable(ids, func(i, j int) bool { return r.localities[ids[i]].Count > r.localities[ids[j]].Count })

@@ -333,9 +333,25 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 		}
 		rows[kind] = cs.Entries() - before
 	}
+	if len(src.Translations) > 0 {
+		before := cs.Entries()
+		for _, p := range src.Translations {
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			err = cs.ReadISOTranslations(f, p)
+			f.Close()
+			if err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		rows[SrcISO3166Translations] = cs.Entries() - before
+	}
 	countries := cs.Countries()
 	for _, c := range countries {
 		b.AddCountry(c.Alpha3, c.Name, c.Names, c.Former)
+		b.AddCountryTranslations(c.Alpha3, c.Translated)
 	}
 
 	if p := src.Files[SrcGNAFCodes]; p != "" {
@@ -356,6 +372,13 @@ func readSources(ctx context.Context, src Sources, perFile map[string]string, lo
 	for _, kind := range src.Kinds() {
 		lic := sourceLicence[kind]
 		infos = append(infos, SourceInfo{Name: kind, Path: src.Files[kind], SHA256: perFile[kind], Rows: rows[kind],
+			Licence: lic[0], Attribution: lic[1], Origin: lic[2]})
+	}
+	if n := len(src.Translations); n > 0 {
+		lic := sourceLicence[SrcISO3166Translations]
+		infos = append(infos, SourceInfo{Name: SrcISO3166Translations,
+			Path:   fmt.Sprintf("%s (%d languages)", filepath.Dir(filepath.Dir(filepath.Dir(src.Translations[0]))), n),
+			SHA256: perFile[SrcISO3166Translations], Rows: rows[SrcISO3166Translations],
 			Licence: lic[0], Attribution: lic[1], Origin: lic[2]})
 	}
 	bar.Finish()
@@ -502,7 +525,7 @@ func writePebble(ctx context.Context, dir string, ref *engine.Reference, streets
 	}
 	cs := ref.Countries()
 	for i, c := range cs {
-		if err := put(countryKey(i), CountryRecord{Alpha3: c.Alpha3, Name: c.Name, Names: c.Names, Former: c.Former}); err != nil {
+		if err := put(countryKey(i), CountryRecord{Alpha3: c.Alpha3, Name: c.Name, Names: c.Names, Former: c.Former, Translated: c.Translated}); err != nil {
 			return err
 		}
 	}

@@ -47,7 +47,11 @@
 //	lodge/v1/loc/<id:%08x>         LocalityRecord
 //	lodge/v1/pc/<postcode>         PostcodeRecord: G-NAF address count
 //	lodge/v1/nz/<postcode>         New Zealand place and region names
-//	lodge/v1/country/<n:%04d>      CountryRecord, in the order added
+//	lodge/v1/country/<n:%04d>      CountryRecord, in the order added, with
+//	                               its names in other languages (iso-codes'
+//	                               translations, read from the system at
+//	                               build time; absent in an index built
+//	                               without them)
 //
 //	lodge/v1/streets/<n:%06d>      the street and premise level: the
 //	                               binary form of engine.Streets (see

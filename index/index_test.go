@@ -240,3 +240,75 @@ func TestDownloadRejectsBadFiles(t *testing.T) {
 	f("truncated rows", geonamesZip(t, "AU.txt", []byte("AU\t2000\tSydney\tNew South Wales\tNSW\t\t\t\t\t-33.8\t151.2\t4\n")), 200, "rows")
 	f("wrong country", geonamesZip(t, "AU.txt", []byte("NZ\t0600\tX\tAuckland\tE7\t\t\t\t\t-36\t174\t4\n")), 200, "country")
 }
+
+// TestTranslationsFromTheSystem: iso-codes' translations of the country
+// names are read from the system when an index is built (they are not
+// compiled in), kept in the index, and name countries once it is opened;
+// without them the names of the compiled-in table still do.
+func TestTranslationsFromTheSystem(t *testing.T) {
+	check := func(ix *Index, last, want string) {
+		t.Helper()
+		e, err := engine.New(ix.Ref, engine.Config{CacheEntries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		r := e.Check([]string{"Jo", "10 Main St", "Berlin", last}, false)
+		if got := r.Status.String() + " " + r.Nation; got != want {
+			t.Errorf("%q: %s, want %s", last, got, want)
+		}
+	}
+	src := sharedSources(t)
+	if len(src.Translations) < 100 {
+		t.Fatalf("FindSources found %d of iso-codes' translations (%s/*/LC_MESSAGES/iso_3166-1.mo): scripts/test installs iso-codes", len(src.Translations), SystemLocale)
+	}
+	dataDir := t.TempDir()
+	res, err := Build(context.Background(), src, dataDir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *SourceInfo
+	for i := range res.Meta.Sources {
+		if res.Meta.Sources[i].Name == SrcISO3166Translations {
+			info = &res.Meta.Sources[i]
+		}
+	}
+	if info == nil || info.Rows < 10000 || info.Licence != "LGPL-2.1-or-later" || info.SHA256 == "" {
+		t.Fatalf("translations' source info %+v", info)
+	}
+	ix, err := Open(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(ix, "Germanio", "international DEU")                      // Esperanto: iso-codes only
+	check(ix, "Federacia Respubliko Germanio", "international DEU") // its official name
+	check(ix, "Deutschland", "international DEU")                   // i18n-iso-countries too
+	ix.Close()
+
+	// a change of the translations makes the index out of date
+	src.Translations = src.Translations[:len(src.Translations)-1]
+	again, err := Build(context.Background(), src, dataDir, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.UpToDate {
+		t.Error("an index built with other translations is up to date")
+	}
+
+	// none found: the compiled-in names only
+	defer func(old string) { SystemLocale = old }(SystemLocale)
+	SystemLocale = t.TempDir()
+	src = sharedSources(t)
+	if len(src.Translations) != 0 {
+		t.Fatalf("translations found in an empty folder: %q", src.Translations)
+	}
+	if _, err := Build(context.Background(), src, dataDir, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if ix, err = Open(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	check(ix, "Germanio", "invalid AUS")
+	check(ix, "Deutschland", "international DEU")
+}

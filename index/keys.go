@@ -90,4 +90,8 @@ type CountryRecord struct {
 	Name   string   `json:"name"`
 	Names  []string `json:"names"`
 	Former bool     `json:"former,omitempty"`
+	// Translated are its names in other languages (iso-codes'
+	// translations, SrcISO3166Translations); an index built without them
+	// has none.
+	Translated []string `json:"translated,omitempty"`
 }

@@ -117,6 +117,7 @@ func OpenDir(dir string) (*Index, error) {
 			return fmt.Errorf("country %s without names", rec.Alpha3)
 		}
 		b.AddCountry(rec.Alpha3, rec.Name, rec.Names[1:], rec.Former)
+		b.AddCountryTranslations(rec.Alpha3, rec.Translated)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("%s: countries: %w", dir, err)

@@ -29,6 +29,10 @@ const (
 	SrcISO3166        = "iso-3166-1"
 	SrcISO3166Former  = "iso-3166-3"
 	SrcI18nCountries  = "i18n-countries"
+	// SrcISO3166Translations are iso-codes' translations of the ISO
+	// 3166-1 names, one GNU gettext catalogue a language
+	// (Sources.Translations).
+	SrcISO3166Translations = "iso-3166-1-translations"
 )
 
 // Licence texts shown wherever data from a source is used.
@@ -48,12 +52,20 @@ var sourceLicence = map[string][3]string{ // licence, attribution, where to get 
 	SrcISO3166:        {"LGPL-2.1-or-later", AttributionISO, "Debian package iso-codes"},
 	SrcISO3166Former:  {"LGPL-2.1-or-later", AttributionISO, "Debian package iso-codes"},
 	SrcI18nCountries:  {"MIT", AttributionI18n, "npm package i18n-iso-countries"},
+	SrcISO3166Translations: {"LGPL-2.1-or-later", AttributionISO,
+		"Debian package iso-codes (/usr/share/locale/*/LC_MESSAGES/iso_3166-1.mo)"},
 }
 
 // Sources are the files an index is built from, by kind. Paths are absolute.
 type Sources struct {
 	Dir   string            // the folder they were found in
 	Files map[string]string // kind → path
+	// Translations are iso-codes' translations of the ISO 3166-1 names
+	// (LOCALE/*/LC_MESSAGES/iso_3166-1.mo, sorted), from a reference
+	// folder's iso-codes-locale/ or else the system's (SystemLocale):
+	// read at build time, so that names in other languages are data of
+	// the index, not of the binary. None found, none used.
+	Translations []string
 	// Streets are the street-level sources (a G-NAF release, address
 	// lists), read after the files above.
 	Streets []StreetSource
@@ -75,6 +87,25 @@ var candidates = map[string][]string{
 // SystemISOCodes is where Debian's iso-codes package keeps its JSON; used
 // for country names when a reference folder has none.
 var SystemISOCodes = "/usr/share/iso-codes/json"
+
+// SystemLocale is where Debian's iso-codes package keeps its translations
+// (*/LC_MESSAGES/iso_3166-1.mo); used when a reference folder has no
+// iso-codes-locale/.
+var SystemLocale = "/usr/share/locale"
+
+// translationsIn lists the iso_3166-1 catalogues of a locale folder,
+// sorted; only regular files.
+func translationsIn(locale string) []string {
+	ps, _ := filepath.Glob(filepath.Join(locale, "*", "LC_MESSAGES", "iso_3166-1.mo"))
+	out := ps[:0]
+	for _, p := range ps {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // ErrNoSources means a folder holds no usable reference source.
 var ErrNoSources = errors.New("no reference sources (GeoNames AU.txt/AU.zip or G-NAF localities-au.csv)")
@@ -102,6 +133,9 @@ func FindSources(dir string) (Sources, error) {
 				s.Files[kind] = p
 			}
 		}
+	}
+	if s.Translations = translationsIn(filepath.Join(abs, "iso-codes-locale")); len(s.Translations) == 0 {
+		s.Translations = translationsIn(SystemLocale)
 	}
 	if s.Files[SrcGeoNamesAU] == "" && s.Files[SrcGNAFLocalities] == "" {
 		return s, fmt.Errorf("%s: %w", abs, ErrNoSources)
@@ -142,6 +176,20 @@ func (s Sources) hashFiles() (map[string]string, string, error) {
 		sum := hex.EncodeToString(h.Sum(nil))
 		per[kind] = sum
 		fmt.Fprintf(all, "%s %s\n", kind, sum)
+	}
+	if len(s.Translations) > 0 {
+		h := sha256.New()
+		for _, p := range s.Translations {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, "", err
+			}
+			fmt.Fprintf(h, "%s %d\n", filepath.Base(filepath.Dir(filepath.Dir(p))), len(b))
+			h.Write(b)
+		}
+		sum := hex.EncodeToString(h.Sum(nil))
+		per[SrcISO3166Translations] = sum
+		fmt.Fprintf(all, "%s %s\n", SrcISO3166Translations, sum)
 	}
 	for _, ss := range s.Streets {
 		id, err := ss.identity()

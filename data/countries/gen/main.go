@@ -1,21 +1,22 @@
-// Command gen writes the country name tables of package data from the two
-// public sources that hold country names in many languages:
+// Command gen writes the country name table of package data from the
+// public source that holds country names in many languages under a
+// permissive licence:
 //
 //	i18n-iso-countries.tsv  npm package i18n-iso-countries (langs/*.json), MIT
-//	iso-codes.tsv           Debian package iso-codes: iso_3166-1.json and the
-//	                        translations /usr/share/locale/*/LC_MESSAGES/iso_3166-1.mo,
-//	                        LGPL-2.1-or-later
 //
-// Each table has one line per ISO 3166-1 country: its alpha-3 code, a tab,
+// The table has one line per ISO 3166-1 country: its alpha-3 code, a tab,
 // and its names in every language the source holds, tab separated, each
 // name once (names the engine reads alike, after its normalisation, count
 // once). A name the English lists already give (iso_3166-1.json and
 // i18n-iso-countries' en.json, which lodge reads when it builds its index)
 // is left out, and so is a name that two countries share in different
-// languages: it says nothing. iso-codes.tsv leaves out what
-// i18n-iso-countries.tsv holds.
+// languages: it says nothing.
 //
-// Rerun it from the repository root after updating either source:
+// Debian iso-codes' translations (LGPL-2.1-or-later) are not compiled in:
+// lodge reads them from the system when it builds an index (package
+// index, Sources.Translations).
+//
+// Rerun it from the repository root after updating the source:
 //
 //	npm install --prefix /tmp/i18n --no-save i18n-iso-countries@7.14.0
 //	apt-get install -y iso-codes
@@ -24,11 +25,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -41,13 +40,12 @@ import (
 func main() {
 	i18nDir := flag.String("i18n", "", "folder of the npm package i18n-iso-countries (holding package.json and langs/)")
 	isoJSON := flag.String("iso-json", "/usr/share/iso-codes/json/iso_3166-1.json", "iso-codes' iso_3166-1.json")
-	locale := flag.String("locale", "/usr/share/locale", "folder of the iso-codes translations (*/LC_MESSAGES/iso_3166-1.mo)")
 	out := flag.String("out", "data/countries", "folder the tables are written to")
 	flag.Parse()
 	if *i18nDir == "" {
 		log.Fatal("gen: -i18n is required")
 	}
-	if err := run(*i18nDir, *isoJSON, *locale, *out); err != nil {
+	if err := run(*i18nDir, *isoJSON, *out); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -90,7 +88,7 @@ func (t *table) add(a3, name string) {
 	}
 }
 
-func run(i18nDir, isoJSON, locale, out string) error {
+func run(i18nDir, isoJSON, out string) error {
 	b, err := os.ReadFile(isoJSON)
 	if err != nil {
 		return err
@@ -163,39 +161,14 @@ func run(i18nDir, isoJSON, locale, out string) error {
 		}
 	}
 
-	// iso-codes: every translation of iso_3166-1
-	mos, err := filepath.Glob(filepath.Join(locale, "*", "LC_MESSAGES", "iso_3166-1.mo"))
-	if err != nil || len(mos) == 0 {
-		return fmt.Errorf("%s: no */LC_MESSAGES/iso_3166-1.mo (apt-get install iso-codes)", locale)
-	}
-	sort.Strings(mos)
-	iso := newTable()
-	var isoLangs []string
-	for _, p := range mos {
-		pairs, err := readMO(p)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		isoLangs = append(isoLangs, filepath.Base(filepath.Dir(filepath.Dir(p))))
-		for id, str := range pairs {
-			if a3 := msgid[id]; a3 != "" && str != "" {
-				iso.add(a3, str)
-			}
-		}
-	}
-
 	ambiguous := func(k string) bool {
 		codes := map[string]bool{}
 		for a3 := range i18n.keys[k] {
 			codes[a3] = true
 		}
-		for a3 := range iso.keys[k] {
-			codes[a3] = true
-		}
 		return len(codes) > 1
 	}
-	inI18n := map[string]bool{}
-	write := func(name string, t *table, header []string, skip map[string]bool, note map[string]bool) (int, error) {
+	write := func(name string, t *table, header []string) (int, error) {
 		var buf bytes.Buffer
 		for _, h := range header {
 			buf.WriteString("# " + h + "\n")
@@ -210,11 +183,8 @@ func run(i18nDir, isoJSON, locale, out string) error {
 			var keep []string
 			for _, nm := range t.names[a3] {
 				k := engine.CanonicalLocality(nm)
-				if english[k] || ambiguous(k) || skip[a3+"|"+k] || strings.ContainsAny(nm, "\t\n") {
+				if english[k] || ambiguous(k) || strings.ContainsAny(nm, "\t\n") {
 					continue
-				}
-				if note != nil {
-					note[a3+"|"+k] = true
 				}
 				keep = append(keep, nm)
 			}
@@ -233,72 +203,10 @@ func run(i18nDir, isoJSON, locale, out string) error {
 		"Languages: " + strings.Join(i18nLangs, " "),
 		"Written by data/countries/gen (go run ./data/countries/gen -i18n DIR); do not edit.",
 		"Format: ALPHA-3, TAB, the country's names tab separated (English names and names two countries share left out).",
-	}, nil, inI18n)
+	})
 	if err != nil {
 		return err
 	}
-	n2, err := write("iso-codes.tsv", iso, []string{
-		"Country names translated by the Debian iso-codes project (iso_3166-1.json and */LC_MESSAGES/iso_3166-1.mo),",
-		"licence LGPL-2.1-or-later: this file may be redistributed and modified under the terms of the GNU Lesser",
-		"General Public License 2.1 or later (/usr/share/common-licenses/LGPL-2.1 on Debian).",
-		"Languages: " + strings.Join(isoLangs, " "),
-		"Written by data/countries/gen (go run ./data/countries/gen -i18n DIR); do not edit.",
-		"Format: ALPHA-3, TAB, the country's names tab separated (English names, names two countries share and names",
-		"i18n-iso-countries.tsv holds left out).",
-	}, inI18n, nil)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("gen: %d names from i18n-iso-countries (%d languages), %d more from iso-codes (%d languages)\n", n1, len(i18nLangs), n2, len(isoLangs))
+	fmt.Printf("gen: %d names from i18n-iso-countries (%d languages)\n", n1, len(i18nLangs))
 	return nil
-}
-
-// readMO reads a GNU gettext .mo file: msgid → msgstr (the first plural
-// form; a context prefix dropped).
-func readMO(p string) (map[string]string, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) < 28 {
-		return nil, io.ErrUnexpectedEOF
-	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	switch binary.LittleEndian.Uint32(b) {
-	case 0x950412de:
-	case 0xde120495:
-		bo = binary.BigEndian
-	default:
-		return nil, fmt.Errorf("not a .mo file")
-	}
-	n, orig, trans := int(bo.Uint32(b[8:])), int(bo.Uint32(b[12:])), int(bo.Uint32(b[16:]))
-	str := func(table, i int) (string, error) {
-		at := table + 8*i
-		if at+8 > len(b) {
-			return "", io.ErrUnexpectedEOF
-		}
-		l, off := int(bo.Uint32(b[at:])), int(bo.Uint32(b[at+4:]))
-		if off < 0 || l < 0 || off+l > len(b) {
-			return "", io.ErrUnexpectedEOF
-		}
-		return string(b[off : off+l]), nil
-	}
-	out := make(map[string]string, n)
-	for i := 0; i < n; i++ {
-		id, err := str(orig, i)
-		if err != nil {
-			return nil, err
-		}
-		s, err := str(trans, i)
-		if err != nil {
-			return nil, err
-		}
-		if j := strings.IndexByte(id, 4); j >= 0 {
-			id = id[j+1:]
-		}
-		id, _, _ = strings.Cut(id, "\x00")
-		s, _, _ = strings.Cut(s, "\x00")
-		out[id] = s
-	}
-	return out, nil
 }
