@@ -254,7 +254,7 @@ func runImport(ctx context.Context, args []string) error {
 		}
 	}
 	for _, s := range res.Meta.Sources {
-		fmt.Fprintf(os.Stderr, "  %-16s %6d rows  %s  (%s)\n", s.Name, s.Rows, s.Path, s.Licence)
+		fmt.Fprintf(os.Stderr, "  %-23s %6d rows  %s  (%s)\n", s.Name, s.Rows, s.Path, s.Licence)
 	}
 	printAttributions(os.Stderr, res.Meta)
 	if *publish != "" {
