@@ -432,16 +432,7 @@ func classStreetEngine(t *testing.T, pts []classPoint) *engine.Engine {
 			t.Fatal(err)
 		}
 	}
-	ref := rb.Build()
-	if skipped := ref.AttachStreets(sb.Build()); skipped != 0 {
-		t.Fatalf("%d links skipped", skipped)
-	}
-	e, err := engine.New(ref, engine.Config{CacheEntries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e
+	return attachedEngine(t, rb, sb.Build())
 }
 
 // TestClassBuildingAndLotOnStreetLine (class 8): a building's name and a
@@ -1502,16 +1493,7 @@ func classStreetListEngine(t *testing.T, streets [][5]string) *engine.Engine {
 			t.Fatal(err)
 		}
 	}
-	ref := rb.Build()
-	if skipped := ref.AttachStreets(sb.Build()); skipped != 0 {
-		t.Fatalf("%d links skipped", skipped)
-	}
-	e, err := engine.New(ref, engine.Config{CacheEntries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e
+	return attachedEngine(t, rb, sb.Build())
 }
 
 // TestClassStreetListWithoutNumbers (classes 1, 2 and 4 at street level):

@@ -98,6 +98,13 @@ func streetEngine(t testing.TB, rows []fixtureAddress) *engine.Engine {
 	if streets, err = engine.UnmarshalStreets(blob); err != nil {
 		t.Fatal(err)
 	}
+	return attachedEngine(t, rb, streets)
+}
+
+// attachedEngine builds rb's reference with streets attached (every link
+// used) and returns an engine on it without a cache, closed with t.
+func attachedEngine(t testing.TB, rb *engine.ReferenceBuilder, streets *engine.Streets) *engine.Engine {
+	t.Helper()
 	ref := rb.Build()
 	if skipped := ref.AttachStreets(streets); skipped != 0 {
 		t.Fatalf("%d links skipped", skipped)
