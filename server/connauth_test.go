@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func TestConnAuthAllocs(t *testing.T) {
 	ts := startServer(t, Config{})
 	client, server := net.Pipe()
 	defer client.Close()
-	lc := &conn{Conn: server, lim: ts.conns}
+	lc := newConn(server, ts.conns, netip.Addr{})
 	ctx := &fasthttp.RequestCtx{}
 	// a TLS connection as the server's own (never handshaken, never read)
 	// and the server's logger

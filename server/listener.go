@@ -166,7 +166,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		return &conn{Conn: c, lim: l.lim, ip: ip}, nil
+		return newConn(c, l.lim, ip), nil
 	}
 }
 
@@ -209,7 +209,19 @@ type conn struct {
 	// auth remembers the credentials this connection's requests proved
 	// (connAuth); emptied on Close.
 	auth auth.ConnCache
+	// deadlines are the socket's, set lazily (lazyDeadlines)
+	deadlines lazyDeadlines
 }
+
+func newConn(c net.Conn, lim *connLimits, ip netip.Addr) *conn {
+	lc := &conn{Conn: c, lim: lim, ip: ip}
+	lc.deadlines.socket = c
+	return lc
+}
+
+func (c *conn) SetDeadline(t time.Time) error      { return c.deadlines.SetDeadline(t) }
+func (c *conn) SetReadDeadline(t time.Time) error  { return c.deadlines.SetReadDeadline(t) }
+func (c *conn) SetWriteDeadline(t time.Time) error { return c.deadlines.SetWriteDeadline(t) }
 
 // connAuth returns the credentials cache of the connection of ctx, or nil
 // when it is not one of the server's listeners' (the cache is then not
@@ -239,6 +251,7 @@ func (c *conn) lingerOnClose() { c.linger.Store(true) }
 func (c *conn) Close() error {
 	var err error
 	c.once.Do(func() {
+		c.deadlines.stop()
 		c.auth.Reset()
 		if !c.linger.Load() {
 			err = c.Conn.Close()
