@@ -17,14 +17,16 @@
 //     auth store changes: a revoked key, a disabled account or user, a new
 //     password apply to the next request of open connections too.
 //   - Limits are explicit: body size (413), header size (431), read, write
-//     and idle timeouts for slow clients, connections per client IP and in
-//     all (Config.MaxConns, under the open file limit: past it a connection
-//     is closed at once). Running out of descriptors does not stop the
-//     server: accept is retried with backoff. JSON-RPC requests whose
-//     bodies are over 64 KiB are bounded by the bytes they hold (in all:
-//     503, per account: 429, with Retry-After) and by the work done at once
-//     (a core is left to the small ones), and their answers are streamed;
-//     a request carries at most rpc.Config.MaxRequestAddresses addresses.
+//     and idle timeouts for slow clients (kept by each connection without
+//     touching its socket per request: lazyDeadlines), connections per
+//     client IP and in all (Config.MaxConns, under the open file limit:
+//     past it a connection is closed at once). Running out of descriptors
+//     does not stop the server: accept is retried with backoff. JSON-RPC
+//     requests whose bodies are over 64 KiB are bounded by the bytes they
+//     hold (in all: 503, per account: 429, with Retry-After) and by the
+//     work done at once (a core is left to the small ones), and their
+//     answers are streamed; a request carries at most
+//     rpc.Config.MaxRequestAddresses addresses.
 //   - Shutdown: readiness turns 503 first, in-flight requests drain, then
 //     Run returns so the caller closes its stores in reverse order.
 //   - Nothing of a fasthttp RequestCtx is kept past its handler.

@@ -24,7 +24,7 @@
 //
 // # Part "rates": PUT and end_session, one node against the embedded store
 //
-// Four setups run side by side: (a) "embedded", one node on its own
+// Five setups run side by side (the fifth below): (a) "embedded", one node on its own
 // pebble and disk (no -db); (b) "one_node", one node on PostgreSQL and
 // the object store; (c) "three_nodes", three nodes on another database
 // and bucket of the same servers, every client's requests spread over
@@ -65,7 +65,14 @@
 //	                                  cannot add capacity, only show what
 //	                                  sharing costs)
 //
-// and reported, not judged, three_nodes_all_cores / one_node.
+// and reported, not judged, three_nodes_all_cores / one_node. A fifth
+// setup, (e) "three_nodes_apart", separates what crowding three nodes
+// onto this machine costs from what sharing state costs: three nodes as
+// in (c), but each on a database and bucket of its own, and each client
+// on one node with that node's key, so that nothing is shared but the
+// servers and the cores. Reported, not judged: three_nodes_apart /
+// one_node (crowding alone) and three_nodes / three_nodes_apart (sharing
+// alone).
 //
 // and no failed request in any run. Each run also reports the CPU time of
 // lodge, PostgreSQL, versitygw and the load generator (from /proc:
@@ -348,6 +355,10 @@ func run(ctx context.Context, c config) (*result, error) {
 				s.ThreeVsOne.Median, s.ThreeVsOne.Median >= targetThreeVsOne)
 			res.report(wl+"_three_nodes_all_cores_vs_one_node", "each node's Go scheduler on every core: three schedulers on two cores",
 				s.ThreeAllCoresVsOne.Median)
+			res.report(wl+"_three_nodes_apart_vs_one_node", "three nodes sharing nothing (each its own database and bucket, each client on one node), cores split: what crowding three nodes onto this machine costs",
+				s.ApartVsOne.Median)
+			res.report(wl+"_three_nodes_vs_three_nodes_apart", "three nodes sharing state vs three sharing nothing, on the same machine: what sharing costs",
+				s.SharedVsApart.Median)
 		}
 		bad := int64(0)
 		for _, r := range res.Rates.Runs {

@@ -34,6 +34,9 @@ type setup struct {
 	nodes  []*node
 	key    string
 	shared bool
+	// apart: each node on a database and bucket of its own, each client
+	// on one node with that node's key (no state shared)
+	apart bool
 }
 
 type rateRun struct {
@@ -71,6 +74,12 @@ type rateSummary struct {
 	// three nodes each scheduling on every core (Go's default GOMAXPROCS):
 	// reported, not judged
 	ThreeAllCoresVsOne ratio `json:"three_nodes_all_cores_vs_one_node"`
+	// three nodes sharing nothing (each its own database and bucket, each
+	// client on one of them) vs one node: what crowding three nodes onto
+	// this machine costs without any sharing; and three sharing vs three
+	// apart: what sharing costs. Reported, not judged.
+	ApartVsOne    ratio `json:"three_nodes_apart_vs_one_node"`
+	SharedVsApart ratio `json:"three_nodes_vs_three_nodes_apart"`
 }
 
 type ratesResult struct {
@@ -80,7 +89,7 @@ type ratesResult struct {
 
 func benchRates(ctx context.Context, e *env) (*ratesResult, error) {
 	c := e.c
-	logf("rates: starting the embedded node, one shared node and three shared nodes")
+	logf("rates: starting the embedded node, one shared node, three shared nodes (twice) and three nodes apart")
 	var setups []*setup
 	var all []*node
 	defer func() { stopAll(all) }()
@@ -111,6 +120,22 @@ func benchRates(ctx context.Context, e *env) (*ratesResult, error) {
 		all = append(all, ns...)
 		setups = append(setups, &setup{name: s.name, nodes: ns, shared: true})
 	}
+	// three nodes, cores split, sharing nothing
+	apart := &setup{name: "three_nodes_apart", shared: true, apart: true}
+	for i := range 3 {
+		dbURL, bucket, err := e.newShared()
+		if err != nil {
+			return nil, err
+		}
+		ns, err := e.startNodesEnv(ctx, fmt.Sprintf("apart%d-", i), 1,
+			[]string{fmt.Sprintf("GOMAXPROCS=%d", splitProcs(runtime.NumCPU(), 3))}, dbURL, bucket)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ns...)
+		apart.nodes = append(apart.nodes, ns...)
+	}
+	setups = append(setups, apart)
 	for _, s := range setups {
 		s.key = s.nodes[0].key
 	}
@@ -153,14 +178,25 @@ func benchRates(ctx context.Context, e *env) (*ratesResult, error) {
 		}
 		for r := 1; r <= c.rounds; r++ {
 			a, b, cc, d := by["embedded"][r].OpsPerS, by["one_node"][r].OpsPerS, by["three_nodes"][r].OpsPerS, by["three_nodes_all_cores"][r].OpsPerS
+			ap := by["three_nodes_apart"][r].OpsPerS
 			sm.OneVsEmbedded.Rounds = append(sm.OneVsEmbedded.Rounds, ratioOf(b, a))
 			sm.ThreeVsOne.Rounds = append(sm.ThreeVsOne.Rounds, ratioOf(cc, b))
 			sm.ThreeAllCoresVsOne.Rounds = append(sm.ThreeAllCoresVsOne.Rounds, ratioOf(d, b))
+			sm.ApartVsOne.Rounds = append(sm.ApartVsOne.Rounds, ratioOf(ap, b))
+			sm.SharedVsApart.Rounds = append(sm.SharedVsApart.Rounds, ratioOf(cc, ap))
 		}
 		sm.OneVsEmbedded.Median, sm.ThreeVsOne.Median = stats.Median(sm.OneVsEmbedded.Rounds), stats.Median(sm.ThreeVsOne.Rounds)
 		sm.ThreeAllCoresVsOne.Median = stats.Median(sm.ThreeAllCoresVsOne.Rounds)
+		sm.ApartVsOne.Median, sm.SharedVsApart.Median = stats.Median(sm.ApartVsOne.Rounds), stats.Median(sm.SharedVsApart.Rounds)
 	}
 	return res, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // splitProcs is the GOMAXPROCS of each of n nodes sharing cpus cores: the
@@ -187,17 +223,44 @@ func rateOnce(ctx context.Context, e *env, s *setup, all []*node, wl workload, r
 	if wl == wlEnd {
 		clients = c.endClients
 	}
-	g := newGen(newRotation(ts...), s.key, c.pdfBytes, c.letters, clients, nil)
-	g.start(wl, clients, c.perSession)
-	defer g.stop()
+	// one load generator over every node; apart, one a node, each with
+	// its share of the clients and the node's key
+	var gens []*gen
+	if s.apart {
+		for i, t := range ts {
+			share := clients/len(ts) + btoi(i < clients%len(ts))
+			if share > 0 {
+				gens = append(gens, newGen(newRotation(t), s.nodes[i].key, c.pdfBytes, c.letters, share, nil))
+				gens[len(gens)-1].start(wl, share, c.perSession)
+			}
+		}
+	} else {
+		gens = append(gens, newGen(newRotation(ts...), s.key, c.pdfBytes, c.letters, clients, nil))
+		gens[0].start(wl, clients, c.perSession)
+	}
+	stopGens := func() {
+		for _, g := range gens {
+			g.stop()
+		}
+	}
+	defer stopGens()
 	if err := sleep(ctx, c.warmup); err != nil {
 		return run, err
 	}
-	count := func() int64 {
-		if wl == wlPut {
-			return g.puts.Load()
+	count := func() (n int64) {
+		for _, g := range gens {
+			if wl == wlPut {
+				n += g.puts.Load()
+			} else {
+				n += g.ends.Load()
+			}
 		}
-		return g.ends.Load()
+		return n
+	}
+	measuring := func(on bool) {
+		for _, g := range gens {
+			g.measuring.Store(on)
+		}
 	}
 	// lodge's CPU, and the part of it its child processes used (page
 	// counting runs in one per document)
@@ -219,16 +282,16 @@ func rateOnce(ctx context.Context, e *env, s *setup, all []*node, wl workload, r
 	l0, ch0, pg0, s30 := cpu()
 	self0 := selfCPU()
 	n0, t0 := count(), time.Now()
-	g.measuring.Store(true)
+	measuring(true)
 	if err := sleep(ctx, c.duration); err != nil {
 		return run, err
 	}
 	n1, el := count(), time.Since(t0)
 	l1, ch1, pg1, s31 := cpu()
 	self1 := selfCPU()
-	g.measuring.Store(false)
+	measuring(false)
 	run.LoadAvg = loadAvg()
-	g.stop()
+	stopGens()
 	if wait != nil {
 		if err := wait(); err != nil {
 			run.ProfError = err.Error()
@@ -236,15 +299,20 @@ func rateOnce(ctx context.Context, e *env, s *setup, all []*node, wl workload, r
 	}
 	run.Ops, run.Seconds = n1-n0, stats.Round(el.Seconds(), 3)
 	run.OpsPerS = stats.Round(float64(run.Ops)/el.Seconds(), 1)
-	lat := g.latPut
-	if wl == wlEnd {
-		lat = g.latEnd
+	var lat []float64
+	for _, g := range gens {
+		if wl == wlEnd {
+			lat = append(lat, g.latEnd...)
+		} else {
+			lat = append(lat, g.latPut...)
+		}
+		run.Failures, run.Oddities = run.Failures+g.failures.Load(), run.Oddities+g.oddities.Load()
+		run.Notes = append(run.Notes, g.failureNotes()...)
 	}
 	run.P50ms, run.P99ms = percentile(lat, 50), percentile(lat, 99)
 	for _, t := range ts {
 		run.Requests[t.name] = t.ok.Load()
 	}
-	run.Failures, run.Oddities, run.Notes = g.failures.Load(), g.oddities.Load(), g.failureNotes()
 	run.CPUs = map[string]float64{"lodge": stats.Round(l1-l0, 2), "postgres": stats.Round(pg1-pg0, 2), "versitygw": stats.Round(s31-s30, 2), "load_generator": stats.Round(self1-self0, 2)}
 	run.CPUPerOp = map[string]float64{}
 	total := 0.0
