@@ -32,7 +32,12 @@
 // over each. Two implementations:
 //
 //   - PebbleStore (pebble.go documents its keys): embedded, one node.
-//     Claims are leases held in memory; a restart forgets them.
+//     Claims are leases held in memory; a restart forgets them. A job's
+//     key holds its due time, so a job queued with the kind, key and due
+//     time of a claimed one is queued a nanosecond later: it never
+//     overwrites the claimed job's record, nor is it removed by that
+//     job's end (checked again under the commit's lock, for a claim made
+//     while the transaction ran).
 //   - PostgresStore (postgres.go): several nodes sharing one PostgreSQL
 //     database (package pgdb).
 //

@@ -232,6 +232,9 @@ func (s *PebbleStore) Update(epids []string, fn func(Tx) error) error {
 			return fmt.Errorf("%w: %s", ErrLeaseLost, d.key)
 		}
 	}
+	if err := tx.moveClaimedOver(); err != nil {
+		return err
+	}
 	if err := tx.b.Commit(pebble.Sync); err != nil {
 		return err
 	}
@@ -608,7 +611,9 @@ type pebbleTx struct {
 	// commit: the mailing was put or its counts changed.
 	summaries map[string]bool
 	done      []leaseRef
-	err       error
+	// added are the jobs AddJob queued, by key (moveClaimedOver)
+	added map[string]Job
+	err   error
 }
 
 type leaseRef struct {
@@ -807,6 +812,7 @@ func (t *pebbleTx) AddJob(j Job) {
 			t.s.mu.Unlock()
 			if !leased {
 				t.del(prev)
+				delete(t.added, prev)
 			}
 			// A claimed job of the same kind and key is being worked on:
 			// it is left to finish (its DoneJob removes it) and this one
@@ -817,8 +823,65 @@ func (t *pebbleTx) AddJob(j Job) {
 		return
 	}
 	j.lease = 0
+	// A claimed job's record must not be overwritten: one of the same
+	// kind, key and due time would share its key, and the claimed job's
+	// DoneJob would then delete this one. Such a job is queued a
+	// nanosecond later instead (and runs after it). Update checks again
+	// at commit, for a claim made after this.
+	t.s.mu.Lock()
+	j = t.s.unleased(j, t.ended())
+	t.s.mu.Unlock()
 	t.set(jobKey(j), j)
 	t.set(idx, jobKey(j))
+	if t.err == nil {
+		if t.added == nil {
+			t.added = map[string]Job{}
+		}
+		t.added[jobKey(j)] = j
+	}
+}
+
+// unleased returns j, its due time moved on by a nanosecond at a time
+// while its key is that of a claimed job other than those the
+// transaction ends (a Retry at the claimed job's own due time keeps its
+// key: the DoneJob's deletion comes first in the batch); s.mu is held.
+func (s *PebbleStore) unleased(j Job, ended map[string]bool) Job {
+	for {
+		k := jobKey(j)
+		if _, leased := s.leases[k]; !leased || ended[k] {
+			return j
+		}
+		j.Due = j.Due.Add(time.Nanosecond)
+	}
+}
+
+// ended are the keys of the claimed jobs the transaction ends (DoneJob).
+func (t *pebbleTx) ended() map[string]bool {
+	ended := make(map[string]bool, len(t.done))
+	for _, d := range t.done {
+		ended[d.key] = true
+	}
+	return ended
+}
+
+// moveClaimedOver moves the jobs this transaction queued whose keys were
+// claimed since AddJob (a job of the same kind, key and due time) to the
+// next free key, as AddJob would have; s.mu is held.
+func (t *pebbleTx) moveClaimedOver() error {
+	ended := t.ended()
+	for k, j := range t.added {
+		if _, leased := t.s.leases[k]; !leased || ended[k] {
+			continue
+		}
+		// The record under k is now the claimed job's, overwritten by
+		// this one: the claimed job runs as claimed (its record is not
+		// needed for that), and this one, which replaces it, after it.
+		moved := t.s.unleased(j, ended)
+		t.del(k)
+		t.set(jobKey(moved), moved)
+		t.set(jobIndexKey(j.Kind, j.Key), jobKey(moved))
+	}
+	return t.err
 }
 
 func (t *pebbleTx) DoneJob(j Job) {

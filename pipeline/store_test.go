@@ -296,6 +296,30 @@ func testStore(t *testing.T, open storeOpener) {
 		if len(jobs) != 1 || !jobs[0].Due.Equal(t0.Add(time.Minute)) || jobs[0].Attempts != 0 {
 			t.Fatalf("after the retry: %+v", jobs)
 		}
+		// queued while one of its kind and key, due at the same instant,
+		// is claimed: it neither replaces the claimed one nor is removed
+		// by its end
+		j, _, _ = s.Claim([]string{"batch"}, t0.Add(time.Minute))
+		if err := s.Update([]string{"E1"}, func(tx Tx) error { tx.AddJob(Job{Kind: "batch", Key: "E1", Due: j.Due}); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Update(nil, func(tx Tx) error { tx.DoneJob(j); return nil }); err != nil {
+			t.Fatalf("done of the claimed job: %v", err)
+		}
+		jobs, _ = s.Jobs()
+		if len(jobs) != 1 || jobs[0].Key != "E1" || jobs[0].Due.Before(j.Due) || jobs[0].Due.After(j.Due.Add(time.Millisecond)) {
+			t.Fatalf("the job queued at the claimed one's time: %+v", jobs)
+		}
+		j2, ok, _ := s.Claim([]string{"batch"}, t0.Add(time.Hour))
+		if !ok {
+			t.Fatal("the job queued at the claimed one's time cannot be claimed")
+		}
+		if err := s.Update(nil, func(tx Tx) error { tx.DoneJob(j2); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if jobs, _ = s.Jobs(); len(jobs) != 0 {
+			t.Fatalf("after both: %+v", jobs)
+		}
 	})
 
 	t.Run("batches by state", func(t *testing.T) {
@@ -360,6 +384,43 @@ func testStore(t *testing.T, open storeOpener) {
 
 // TestRunner: jobs run once each, failures come back after the backoff, a
 // handler that forgets to end its job does not lose it.
+// TestPebbleClaimDuringAddJob: a job is queued (AddJob) with the kind,
+// key and due time of a queued job, which is claimed before the
+// transaction commits. The new job replaces the queued one, so it must
+// outlive the claimed one's end, and run after it. (PostgreSQL's Claim
+// skips the row the transaction holds locked.)
+func TestPebbleClaimDuringAddJob(t *testing.T) {
+	s, _ := openPebbleStore(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	if err := s.Submit(mailing("E1", "A", t0), nil, []Job{{Kind: "batch", Key: "E1", Due: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	var claimed Job
+	err := s.Update([]string{"E1"}, func(tx Tx) error {
+		tx.AddJob(Job{Kind: "batch", Key: "E1", Due: t0, Error: "the new one"})
+		var ok bool
+		claimed, ok, _ = s.Claim([]string{"batch"}, t0)
+		if !ok {
+			t.Fatal("the queued job was not claimed")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(nil, func(tx Tx) error { tx.DoneJob(claimed); return nil }); err != nil {
+		t.Fatalf("done of the claimed job: %v", err)
+	}
+	jobs, _ := s.Jobs()
+	if len(jobs) != 1 || jobs[0].Error != "the new one" || !jobs[0].Due.After(t0) {
+		t.Fatalf("after the claimed job's end: %+v", jobs)
+	}
+	next, ok, _ := s.Claim([]string{"batch"}, t0.Add(time.Second))
+	if !ok || next.Error != "the new one" {
+		t.Fatalf("next claim %+v %v", next, ok)
+	}
+}
+
 func TestRunner(t *testing.T) { eachStore(t, testRunner) }
 
 func testRunner(t *testing.T, open storeOpener) {
