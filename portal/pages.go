@@ -106,14 +106,32 @@ func serveStatic(ctx *fasthttp.RequestCtx, name, contentType string) {
 	ctx.SetBody(b)
 }
 
+// sessionsUnavailable answers a request that needs the session store
+// while it cannot be read or written (a shared database down): 503 with
+// Retry-After, not the sign-in form, since the browser may well be signed
+// in; nothing was done.
+func (h *Handler) sessionsUnavailable(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("Retry-After", "30")
+	h.render(ctx, fasthttp.StatusServiceUnavailable, "error", view{Title: "Unavailable",
+		Error: "The portal cannot reach its records just now, so nothing was done. Please try again in a minute."})
+}
+
 // signInPage shows the sign-in form, with a session not yet signed in
 // that carries the form's CSRF token.
 func (h *Handler) signInPage(ctx *fasthttp.RequestCtx, name, msg string, status int) {
 	id := string(ctx.Request.Header.Cookie(CookieName))
-	se, ok := h.sessions.get(id)
+	se, ok, err := h.sessions.get(id)
+	if err != nil {
+		h.sessionsUnavailable(ctx)
+		return
+	}
 	if !ok {
 		var s *session
-		id, s = h.sessions.create("", "", false)
+		if id, s, err = h.sessions.create("", "", false); err != nil {
+			h.sessionsUnavailable(ctx)
+			return
+		}
 		se = *s
 		setCookie(ctx, id)
 	}
@@ -123,7 +141,11 @@ func (h *Handler) signInPage(ctx *fasthttp.RequestCtx, name, msg string, status 
 
 func (h *Handler) signIn(ctx *fasthttp.RequestCtx) {
 	id := string(ctx.Request.Header.Cookie(CookieName))
-	se, ok := h.sessions.get(id)
+	se, ok, err := h.sessions.get(id)
+	if err != nil {
+		h.sessionsUnavailable(ctx)
+		return
+	}
 	args := ctx.PostArgs()
 	if !ok || !csrfOK(se, args.Peek("csrf")) {
 		ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -163,7 +185,11 @@ func (h *Handler) signIn(ctx *fasthttp.RequestCtx) {
 	}
 	// a new id at sign-in: one fixed before cannot be ridden after
 	h.sessions.end(id)
-	newID, _ := h.sessions.create(p.Account, p.User, p.Role == auth.RoleOperator)
+	newID, _, err := h.sessions.create(p.Account, p.User, p.Role == auth.RoleOperator)
+	if err != nil {
+		h.sessionsUnavailable(ctx)
+		return
+	}
 	setCookie(ctx, newID)
 	ctx.Redirect(Prefix+"mailings", fasthttp.StatusSeeOther)
 }

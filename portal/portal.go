@@ -275,7 +275,11 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	id := string(ctx.Request.Header.Cookie(CookieName))
-	se, ok := h.sessions.get(id)
+	se, ok, err := h.sessions.get(id)
+	if err != nil {
+		h.sessionsUnavailable(ctx)
+		return
+	}
 	if !ok || se.Account == "" {
 		if post {
 			ctx.Error("your session has ended: sign in again\n", fasthttp.StatusForbidden)

@@ -72,9 +72,12 @@ type SessionStore interface {
 	touchEvery() time.Duration
 }
 
-// sessions applies the limits over a SessionStore. A store's error is
-// logged and reads as no session (the browser is sent to sign in): the
-// portal fails closed.
+// sessions applies the limits over a SessionStore. A store's error in
+// reading or starting a session is logged and returned: the page answers
+// 503 (Handler.sessionsUnavailable), never as if the browser had signed
+// out, and nothing is done for it. Errors of the bookkeeping that
+// follows (marking a session seen, its one-time message, ending one) are
+// logged only: the request goes on.
 type sessions struct {
 	st  SessionStore
 	l   sessionLimits
@@ -108,38 +111,41 @@ func (s *sessions) failed(what string, err error) {
 	s.log.Error("portal: sessions: "+what, "err", err)
 }
 
-// create starts a session and returns its id (for the cookie).
-func (s *sessions) create(account, user string, operator bool) (string, *session) {
+// create starts a session and returns its id (for the cookie); an error
+// when the store could not keep it.
+func (s *sessions) create(account, user string, operator bool) (string, *session, error) {
 	id := randomToken()
 	now := s.now()
 	se := &session{Account: account, User: user, Operator: operator, CSRF: randomToken(), created: now, seen: now}
 	if err := s.st.create(sha256.Sum256([]byte(id)), *se, s.l, now); err != nil {
 		s.failed("create", err)
+		return "", nil, err
 	}
-	return id, se
+	return id, se, nil
 }
 
-// get returns the live session of an id and marks it seen, or nil.
+// get returns the live session of an id and marks it seen; ok false
+// when there is none; an error when the store could not be read.
 // The session returned is a copy: its fields are read without the lock.
-func (s *sessions) get(id string) (session, bool) {
+func (s *sessions) get(id string) (session, bool, error) {
 	if id == "" {
-		return session{}, false
+		return session{}, false, nil
 	}
 	k := sha256.Sum256([]byte(id))
 	now := s.now()
 	se, ok, err := s.st.get(k)
 	if err != nil {
 		s.failed("get", err)
-		return session{}, false
+		return session{}, false, err
 	}
 	if !ok {
-		return session{}, false
+		return session{}, false, nil
 	}
 	if s.l.expired(&se, now) {
 		if err := s.st.end(k); err != nil {
 			s.failed("end", err)
 		}
-		return session{}, false
+		return session{}, false, nil
 	}
 	if now.Sub(se.seen) >= s.st.touchEvery() {
 		if err := s.st.touch(k, now); err != nil {
@@ -155,7 +161,7 @@ func (s *sessions) get(id string) (session, bool) {
 		s.flashes[k] = struct{}{}
 		s.mu.Unlock()
 	}
-	return se, true
+	return se, true, nil
 }
 
 // takeFlash returns and clears the session's message.

@@ -69,18 +69,18 @@ func TestSessionLimits(t *testing.T) {
 		s, _ := node()
 		live := func(id string, want bool) session {
 			t.Helper()
-			se, ok := s.get(id)
+			se, ok, _ := s.get(id)
 			if ok != want {
 				t.Fatalf("session %.8s: live %v, want %v", id, ok, want)
 			}
 			return se
 		}
-		if _, ok := s.get(""); ok {
+		if _, ok, _ := s.get(""); ok {
 			t.Fatal("the empty id is a session")
 		}
 		live("no-such-session", false)
 
-		id, se := s.create("ABC00001", "jo", true)
+		id, se, _ := s.create("ABC00001", "jo", true)
 		if got := live(id, true); got.Account != "ABC00001" || got.User != "jo" || !got.Operator || got.CSRF != se.CSRF || len(got.CSRF) != 43 {
 			t.Fatalf("session read back %+v, made %+v", got, *se)
 		}
@@ -94,8 +94,8 @@ func TestSessionLimits(t *testing.T) {
 		live(id, false)
 
 		// 31 minutes unused: ended, by the read and by the sweep alike
-		a, _ := s.create("ABC00001", "jo", false)
-		b, _ := s.create("ABC00001", "jo", false)
+		a, _, _ := s.create("ABC00001", "jo", false)
+		b, _, _ := s.create("ABC00001", "jo", false)
 		c.t = c.t.Add(31 * time.Minute)
 		live(a, false)
 		s.sweepIfDue()
@@ -105,7 +105,7 @@ func TestSessionLimits(t *testing.T) {
 		live(b, false)
 
 		// a message, shown once
-		id, _ = s.create("ABC00001", "jo", false)
+		id, _, _ = s.create("ABC00001", "jo", false)
 		if f := s.takeFlash(id); f != "" {
 			t.Fatalf("message %q before one was set", f)
 		}
@@ -128,7 +128,7 @@ func TestSessionLimits(t *testing.T) {
 		var ids []string
 		for range 5 {
 			c.t = c.t.Add(time.Second)
-			id, _ := s.create("", "", false)
+			id, _, _ := s.create("", "", false)
 			ids = append(ids, id)
 		}
 		c.t = c.t.Add(2 * time.Minute)
@@ -150,8 +150,8 @@ func TestSessionNodes(t *testing.T) {
 	eachSessionStore(t, func(t *testing.T, node func() (*sessions, *pgdb.DB), c *sessionClock) {
 		a, _ := node()
 		b, _ := node()
-		id, se := a.create("ABC00001", "jo", false)
-		got, ok := b.get(id)
+		id, se, _ := a.create("ABC00001", "jo", false)
+		got, ok, _ := b.get(id)
 		if !ok || got.Account != "ABC00001" || got.User != "jo" || !csrfOK(got, []byte(se.CSRF)) {
 			t.Fatalf("A's session on B: %+v %v", got, ok)
 		}
@@ -163,15 +163,15 @@ func TestSessionNodes(t *testing.T) {
 		// used on B only, it stays alive on A
 		for range 3 {
 			c.t = c.t.Add(20 * time.Minute)
-			if _, ok := b.get(id); !ok {
+			if _, ok, _ := b.get(id); !ok {
 				t.Fatal("the session ended while used on B")
 			}
 		}
-		if _, ok := a.get(id); !ok {
+		if _, ok, _ := a.get(id); !ok {
 			t.Fatal("A ended a session B kept using")
 		}
 		a.end(id)
-		if _, ok := b.get(id); ok {
+		if _, ok, _ := b.get(id); ok {
 			t.Fatal("signed out on A, the session still works on B")
 		}
 	})
@@ -184,7 +184,7 @@ func TestSessionRoundTrips(t *testing.T) {
 	c := &sessionClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	st, db := pgSessionNode(t, testpg.NewDatabase(t))
 	s := newSessions(st, 30*time.Minute, 12*time.Hour, 100, c.now, slog.New(slog.DiscardHandler))
-	id, _ := s.create("ABC00001", "jo", false)
+	id, _, _ := s.create("ABC00001", "jo", false)
 	s.sweepIfDue()             // the first sweep
 	c.t = c.t.Add(time.Second) // a minute has not passed: the sweep is not due either
 	page := func() { s.sweepIfDue(); s.get(id); s.takeFlash(id) }

@@ -105,3 +105,28 @@ func TestSessionAcrossNodes(t *testing.T) {
 		t.Fatal("signed out on A, the session still works on B")
 	}
 }
+
+// TestSessionStoreDown: while the shared session store cannot be reached
+// (its database pool closed here), the portal answers 503 with
+// Retry-After to a browser that is signed in, to the sign-in form and to
+// a sign-in: not the sign-in form, as if the browser had signed out.
+func TestSessionStoreDown(t *testing.T) {
+	db := openDB(t, testpg.NewDatabase(t))
+	f := newFixtureWith(t, portal.NewPostgresSessions(db, 0))
+	b := f.browser()
+	b.signIn("jo", joPass).expect(200, "jo · ABC00001")
+	db.Close()
+	down := func(what string, b *browser) {
+		t.Helper()
+		b.expect(503, "cannot reach its records")
+		if got := b.header.Get("Retry-After"); got != "30" {
+			t.Fatalf("%s: Retry-After %q", what, got)
+		}
+		if strings.Contains(b.body, `name="password"`) {
+			t.Fatalf("%s: the sign-in form shown while the store is down", what)
+		}
+	}
+	down("a page", b.get("/portal/mailings"))
+	down("the sign-in form", f.browser().get("/portal/signin"))
+	down("a sign-in", b.post("/portal/signin", url.Values{"name": {"jo"}, "password": {joPass}}))
+}
