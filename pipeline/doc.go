@@ -77,6 +77,12 @@
 //     batch, which also takes an advisory lock per kind and key of the
 //     jobs written (after the mailings' locks, in key order), so "one job
 //     per kind and key" holds between nodes.
+//   - A commit that queues jobs (AddJob, Retry, Submit) also notifies
+//     the channel lodge_jobs in its batch; every store LISTENs on it on a
+//     connection of its own and wakes the runners over it (OnJobs), so
+//     an idle node takes a job another node queued at once, not at its
+//     next poll. A listening connection that fails is made again (50 ms
+//     doubling to 5 s), with a wake each time; the poll covers the gap.
 //   - Claim is one statement: the earliest due job not claimed, or whose
 //     lease expired, is locked with FOR UPDATE SKIP LOCKED (claims on
 //     several nodes never wait for nor take one row) and given a new

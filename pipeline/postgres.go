@@ -93,6 +93,86 @@ type PostgresStore struct {
 	expiries *metrics.Counter
 	depthMu  sync.Mutex
 	depth    map[string]float64 // jobs per kind, as last read
+
+	wakeMu sync.Mutex
+	wakes  []func() // OnJobs
+	// listening: LISTEN took and the wake that follows it was made (tests)
+	listening atomic.Bool
+}
+
+// jobsChannel is the channel every commit that queues jobs notifies (at
+// commit, once per transaction), and that each store LISTENs on: the
+// runners of every node look at the queue then, not at their next poll.
+const jobsChannel = "lodge_jobs"
+
+// OnJobs calls wake whenever a node (this one included) commits queued
+// jobs, and once each time this store starts listening (jobs may have
+// been queued while it did not). The runners over the store register
+// their Wake here (NewRunner).
+func (s *PostgresStore) OnJobs(wake func()) {
+	s.wakeMu.Lock()
+	s.wakes = append(s.wakes, wake)
+	s.wakeMu.Unlock()
+}
+
+func (s *PostgresStore) wakeAll() {
+	s.wakeMu.Lock()
+	wakes := slices.Clone(s.wakes)
+	s.wakeMu.Unlock()
+	for _, w := range wakes {
+		w()
+	}
+}
+
+// listenJobs holds a connection of its own that LISTENs on jobsChannel,
+// and makes another when it fails (50 ms doubling to 5 s), until Close.
+// While it cannot, the runners' poll still finds the jobs.
+func (s *PostgresStore) listenJobs() {
+	defer s.wg.Done()
+	wait := 50 * time.Millisecond
+	for {
+		listened, err := s.listenJobsOnce()
+		s.listening.Store(false)
+		if s.ctx.Err() != nil {
+			return
+		}
+		if listened {
+			wait = 50 * time.Millisecond
+		}
+		s.opt.Log.Warn("mailroom: not listening for other nodes' jobs; polling", "err", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+func (s *PostgresStore) listenJobsOnce() (listened bool, err error) {
+	pc, err := s.db.Pool.Acquire(s.ctx)
+	if err != nil {
+		return false, err
+	}
+	conn := pc.Hijack() // its own: never back in the pool in LISTEN state
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second) // a dead peer does not hold Close up
+		conn.Close(cctx)
+		cancel()
+	}()
+	if _, err := conn.Exec(s.ctx, "LISTEN "+jobsChannel); err != nil {
+		return false, err
+	}
+	s.wakeAll() // what was queued while nobody listened
+	s.listening.Store(true)
+	for {
+		if _, err := conn.WaitForNotification(s.ctx); err != nil {
+			return true, err
+		}
+		s.wakeAll()
+	}
 }
 
 var errClosed = errors.New("pipeline: store closed")
@@ -110,6 +190,8 @@ func OpenPostgres(db *pgdb.DB, opt PostgresOptions) (*PostgresStore, error) {
 		cancel()
 		return nil, fmt.Errorf("mailroom store: %w", err)
 	}
+	s.wg.Add(1)
+	go s.listenJobs()
 	if opt.Metrics != nil {
 		s.expiries = opt.Metrics.GetOrCreateCounter(`lodge_queue_lease_expiries_total`)
 		if err := s.readDepth(); err != nil {
@@ -1228,11 +1310,13 @@ func (t *pgTx) commit() error {
 		b.Queue(sqlPutAlias, []byte(alias), a.EPID, a.Idx)
 	}
 	var ended []int64
+	queued := false
 	for _, op := range t.jobs {
 		j := op.job
 		switch op.kind {
 		case jobAdd:
 			b.Queue(sqlAddJob, j.Kind, j.Key, j.Due.UnixNano(), op.rec)
+			queued = true
 		case jobDone:
 			b.Queue(sqlEndJob, op.token)
 			ended = append(ended, op.token)
@@ -1240,7 +1324,12 @@ func (t *pgTx) commit() error {
 			b.Queue(sqlEndJob, op.token)
 			b.Queue(sqlRequeue, j.Kind, j.Key, j.Due.UnixNano(), op.rec)
 			ended = append(ended, op.token)
+			queued = true
 		}
+	}
+	if queued {
+		// delivered to the listeners at commit, not before
+		b.Queue(`SELECT pg_notify('` + jobsChannel + `', '')`)
 	}
 	b.Queue("commit")
 	br := t.conn.SendBatch(t.ctx, b)

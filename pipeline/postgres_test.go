@@ -130,6 +130,54 @@ func TestPostgresNodesSubmitOnce(t *testing.T) {
 	}
 }
 
+// TestPostgresJobsWakeOtherNodes: jobs queued on node A wake the runners
+// of node B at A's commit (LISTEN/NOTIFY), not at B's next poll; an
+// Update that queues none does not.
+func TestPostgresJobsWakeOtherNodes(t *testing.T) {
+	url := testpg.NewDatabase(t)
+	a := openPostgresNode(t, url, PostgresOptions{Node: "a"})
+	b := openPostgresNode(t, url, PostgresOptions{Node: "b"})
+	woken := make(chan struct{}, 16)
+	b.OnJobs(func() { woken <- struct{}{} })
+	// the guard ends a test whose wake never comes; it decides nothing
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-woken:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: node b was not woken", what)
+		}
+	}
+	for !b.listening.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	// the wake made when it started listening, if OnJobs came before it:
+	// made before listening turned true, so none comes after this
+	for len(woken) > 0 {
+		<-woken
+	}
+	if err := a.Submit(mailing("E1", "A", t0), nil, []Job{{Kind: "check", Key: "E1", Due: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	wait("a submit with a job")
+	j, ok, err := a.Claim([]string{"check"}, t0)
+	if !ok || err != nil {
+		t.Fatalf("claim %v %v", ok, err)
+	}
+	// an update that queues nothing notifies nothing: its ending of the
+	// job, then one that queues a job, whose wake must be the next
+	if err := a.Update([]string{"E1"}, func(tx Tx) error { tx.DoneJob(j); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Update([]string{"E1"}, func(tx Tx) error { tx.AddJob(Job{Kind: "batch", Key: "E1", Due: t0}); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	wait("an update queueing a job")
+	if n := len(woken); n != 0 {
+		t.Fatalf("%d wakes more than the updates that queued jobs", n)
+	}
+}
+
 // Claims on two nodes, several workers each, never hand out one job
 // twice, and every job is done.
 func TestPostgresNodesClaimOnce(t *testing.T) {
@@ -416,6 +464,9 @@ func TestPostgresQueueDepthGauge(t *testing.T) {
 func TestPostgresRoundTrips(t *testing.T) {
 	url := testpg.NewDatabase(t)
 	s := openPostgresNode(t, url, PostgresOptions{Node: "a"})
+	for !s.listening.Load() {
+		time.Sleep(time.Millisecond) // its LISTEN, once a connection, is no operation's
+	}
 	trips := func(what string, want int64, fn func() error) {
 		t.Helper()
 		before := s.db.RoundTrips()

@@ -74,8 +74,18 @@ func NewRunner(store Store, cfg RunnerConfig, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runner{store: store, cfg: cfg.withDefaults(), log: log, handlers: map[string]Handler{}, wake: make(chan struct{})}
+	r := &Runner{store: store, cfg: cfg.withDefaults(), log: log, handlers: map[string]Handler{}, wake: make(chan struct{})}
+	if n, ok := store.(jobsNotifier); ok {
+		// jobs queued by other nodes wake this runner too, not only its
+		// poll
+		n.OnJobs(r.Wake)
+	}
+	return r
 }
+
+// jobsNotifier is a store shared by several nodes that tells when any of
+// them queued jobs (PostgresStore).
+type jobsNotifier interface{ OnJobs(wake func()) }
 
 // Handle registers the handler of a job kind. It is called before Run.
 func (r *Runner) Handle(kind string, h Handler) {
