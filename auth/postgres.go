@@ -136,64 +136,25 @@ func (p *pgStorage) observe(gen int64, notify bool) {
 	}
 }
 
-// listen holds a connection of its own that LISTENs on notifyChannel,
-// and makes another when it fails, until ctx ends.
+// listen takes the other nodes' changes by notification (pgdb.Listen),
+// until ctx ends. Each time it listens anew it first reads the counter:
+// changes made while nobody listened.
 func (p *pgStorage) listen(ctx context.Context) {
 	defer p.wg.Done()
-	wait := 50 * time.Millisecond
-	for {
-		listening, err := p.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
+	p.db.Listen(ctx, notifyChannel, "auth", p.cfg.Log, func(ctx context.Context, conn *pgx.Conn) error {
+		var gen int64
+		if err := conn.QueryRow(ctx, `SELECT gen FROM auth_generation`).Scan(&gen); err != nil {
+			return err
 		}
-		if listening {
-			wait = 50 * time.Millisecond
-		}
-		p.cfg.Log.Warn("auth: not listening for other nodes' changes; polling", "err", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		wait = min(2*wait, 5*time.Second)
-	}
-}
-
-// listenOnce LISTENs on a new connection, then reads the counter (changes
-// made while nobody listened) and takes notifications until the
-// connection fails. listening says whether LISTEN succeeded.
-func (p *pgStorage) listenOnce(ctx context.Context) (listening bool, err error) {
-	pc, err := p.db.Pool.Acquire(ctx)
-	if err != nil {
-		return false, err
-	}
-	conn := pc.Hijack() // its own: never back in the pool in LISTEN state
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second) // a dead peer does not hold Close up
-		conn.Close(cctx)
-		cancel()
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return false, err
-	}
-	var gen int64
-	if err := conn.QueryRow(ctx, `SELECT gen FROM auth_generation`).Scan(&gen); err != nil {
-		return true, err
-	}
-	p.observe(gen, true)
-	p.listenPID.Store(conn.PgConn().PID())
-	p.listens.Add(1)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return true, err
-		}
-		if gen, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
+		p.observe(gen, true)
+		p.listenPID.Store(conn.PgConn().PID())
+		p.listens.Add(1)
+		return nil
+	}, func(payload string) {
+		if gen, err := strconv.ParseInt(payload, 10, 64); err == nil {
 			p.observe(gen, true)
 		}
-	}
+	})
 }
 
 // poll reads the counter every cfg.Poll until ctx ends.

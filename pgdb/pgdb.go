@@ -19,6 +19,9 @@
 //     statement, a batch and a COPY each count one. Begin and Commit are
 //     statements and count. pgxpool's health-check ping of a connection
 //     idle for more than a second is not counted (pgx does not trace it).
+//   - Listen keeps a connection of its own LISTENing on a channel, makes
+//     another when it fails, and lets the caller catch up each time
+//     (auth's changes, the mailroom's queued jobs).
 //
 // # What it stores
 //

@@ -124,55 +124,17 @@ func (s *PostgresStore) wakeAll() {
 	}
 }
 
-// listenJobs holds a connection of its own that LISTENs on jobsChannel,
-// and makes another when it fails (50 ms doubling to 5 s), until Close.
-// While it cannot, the runners' poll still finds the jobs.
+// listenJobs wakes the runners at every notification on jobsChannel
+// (pgdb.Listen), and each time it listens anew, until Close. While no
+// connection listens, the runners' poll still finds the jobs.
 func (s *PostgresStore) listenJobs() {
 	defer s.wg.Done()
-	wait := 50 * time.Millisecond
-	for {
-		listened, err := s.listenJobsOnce()
-		s.listening.Store(false)
-		if s.ctx.Err() != nil {
-			return
-		}
-		if listened {
-			wait = 50 * time.Millisecond
-		}
-		s.opt.Log.Warn("mailroom: not listening for other nodes' jobs; polling", "err", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-s.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		wait = min(2*wait, 5*time.Second)
-	}
-}
-
-func (s *PostgresStore) listenJobsOnce() (listened bool, err error) {
-	pc, err := s.db.Pool.Acquire(s.ctx)
-	if err != nil {
-		return false, err
-	}
-	conn := pc.Hijack() // its own: never back in the pool in LISTEN state
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second) // a dead peer does not hold Close up
-		conn.Close(cctx)
-		cancel()
-	}()
-	if _, err := conn.Exec(s.ctx, "LISTEN "+jobsChannel); err != nil {
-		return false, err
-	}
-	s.wakeAll() // what was queued while nobody listened
-	s.listening.Store(true)
-	for {
-		if _, err := conn.WaitForNotification(s.ctx); err != nil {
-			return true, err
-		}
-		s.wakeAll()
-	}
+	s.db.Listen(s.ctx, jobsChannel, "mailroom", s.opt.Log, func(context.Context, *pgx.Conn) error {
+		s.wakeAll() // what was queued while nobody listened
+		s.listening.Store(true)
+		return nil
+	}, func(string) { s.wakeAll() })
+	s.listening.Store(false)
 }
 
 var errClosed = errors.New("pipeline: store closed")

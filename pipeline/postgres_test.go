@@ -148,9 +148,7 @@ func TestPostgresJobsWakeOtherNodes(t *testing.T) {
 			t.Fatalf("%s: node b was not woken", what)
 		}
 	}
-	for !b.listening.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.WaitFor(t, b.listening.Load, func() string { return "node b to listen" })
 	// the wake made when it started listening, if OnJobs came before it:
 	// made before listening turned true, so none comes after this
 	for len(woken) > 0 {
@@ -464,9 +462,8 @@ func TestPostgresQueueDepthGauge(t *testing.T) {
 func TestPostgresRoundTrips(t *testing.T) {
 	url := testpg.NewDatabase(t)
 	s := openPostgresNode(t, url, PostgresOptions{Node: "a"})
-	for !s.listening.Load() {
-		time.Sleep(time.Millisecond) // its LISTEN, once a connection, is no operation's
-	}
+	// its LISTEN, once a connection, is no operation's
+	testenv.WaitFor(t, s.listening.Load, func() string { return "the store to listen" })
 	trips := func(what string, want int64, fn func() error) {
 		t.Helper()
 		before := s.db.RoundTrips()
