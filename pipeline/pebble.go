@@ -875,7 +875,13 @@ func (t *pebbleTx) moveClaimedOver() error {
 		}
 		// The record under k is now the claimed job's, overwritten by
 		// this one: the claimed job runs as claimed (its record is not
-		// needed for that), and this one, which replaces it, after it.
+		// needed for that), and this one, which replaces it, after it;
+		// unless a later AddJob of the transaction replaced this one too.
+		var cur string
+		if err := t.get(jobIndexKey(j.Kind, j.Key), &cur); err == nil && cur != k {
+			t.del(k)
+			continue
+		}
 		moved := t.s.unleased(j, ended)
 		t.del(k)
 		t.set(jobKey(moved), moved)

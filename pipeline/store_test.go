@@ -419,6 +419,34 @@ func TestPebbleClaimDuringAddJob(t *testing.T) {
 	if !ok || next.Error != "the new one" {
 		t.Fatalf("next claim %+v %v", next, ok)
 	}
+	if err := s.Update(nil, func(tx Tx) error { tx.DoneJob(next); return nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	// the same, and the transaction then queues another of the kind and
+	// key: that one alone is left, once the claimed one ends
+	t1 := t0.Add(time.Hour)
+	if err := s.Update([]string{"E1"}, func(tx Tx) error { tx.AddJob(Job{Kind: "batch", Key: "E1", Due: t1}); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update([]string{"E1"}, func(tx Tx) error {
+		tx.AddJob(Job{Kind: "batch", Key: "E1", Due: t1, Error: "replaced"})
+		claimed, ok, _ = s.Claim([]string{"batch"}, t1)
+		if !ok {
+			t.Fatal("the queued job was not claimed")
+		}
+		tx.AddJob(Job{Kind: "batch", Key: "E1", Due: t1.Add(time.Minute), Error: "the last"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(nil, func(tx Tx) error { tx.DoneJob(claimed); return nil }); err != nil {
+		t.Fatalf("done of the claimed job: %v", err)
+	}
+	if jobs, _ = s.Jobs(); len(jobs) != 1 || jobs[0].Error != "the last" {
+		t.Fatalf("after the claimed job's end: %+v", jobs)
+	}
 }
 
 func TestRunner(t *testing.T) { eachStore(t, testRunner) }
