@@ -131,6 +131,7 @@ func (l *lazyDeadlines) stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stopped = true
+	l.armed = 0
 	if l.timer != nil {
 		l.timer.Stop()
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/lodge-mail/lodge/internal/testenv"
 )
 
 // tcpPair is a connected loopback pair: ours with lazy deadlines, and the
@@ -47,8 +49,9 @@ func TestLazyDeadlines(t *testing.T) {
 		start := time.Now()
 		steps(l)
 		if !wantTimeout {
-			// past every deadline the steps stored, then the byte
-			time.Sleep(2 * soon)
+			// past every deadline the steps stored, and every fire of
+			// the timer due by then run: then the byte
+			settled(t, l, start.Add(soon/5))
 			if _, err := peer.Write([]byte("x")); err != nil {
 				t.Fatalf("%s: peer write: %v", name, err)
 			}
@@ -99,7 +102,9 @@ func TestLazyDeadlines(t *testing.T) {
 	}, false, 0)
 	f("a deadline that passed while no read waited fails the next", func(l *lazyDeadlines) {
 		l.SetReadDeadline(time.Now().Add(soon / 5))
-		time.Sleep(soon)
+		// until the timer has put it on the socket
+		testenv.WaitFor(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.directRead },
+			func() string { return "the passed deadline on the socket" })
 	}, true, soon/5)
 	f("a stopped connection's stored deadline leaves the socket alone", func(l *lazyDeadlines) {
 		l.SetReadDeadline(time.Now().Add(soon / 5))
@@ -109,6 +114,18 @@ func TestLazyDeadlines(t *testing.T) {
 		l.stop()
 		l.SetReadDeadline(time.Now().Add(soon))
 	}, true, soon)
+}
+
+// settled waits until the clock is past at and no fire of l's timer due
+// by now is still to run.
+func settled(t *testing.T, l *lazyDeadlines, at time.Time) {
+	t.Helper()
+	testenv.WaitFor(t, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		now := time.Now()
+		return now.After(at) && (l.armed == 0 || l.armed > now.UnixNano())
+	}, func() string { return "the timer's fires due by now" })
 }
 
 // A blocked write fails at its deadline too: the peer never reads, so the
